@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Boot tests under QEMU: each case boots the real image, checks the exit status and the
+console output, with a timeout. Exit status 0 only if every case passed.
+
+  boot_test.py --image build/sw/image.bin --kernel build/sw/kernel.bin [--only NAME]
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TIMEOUT_S = 120  # generous: CI machines are shared and QEMU is single-threaded per hart
+
+
+def expect_healthy_boot(harts):
+    def check(out):
+        problems = []
+        online = sorted({int(h) for h in re.findall(r"\[kernel\] hart (\d+) online", out)})
+        if online != list(range(harts)):
+            problems.append(f"harts online {online}, expected 0..{harts - 1}")
+        if f"all boot checks passed on {harts} harts" not in out:
+            problems.append("no 'all boot checks passed' line")
+        if "FAILED" in out or "PANIC" in out:
+            problems.append("a check failed or the kernel panicked")
+        return problems
+    return check
+
+
+def expect_panic(out):
+    return [] if "[kernel] PANIC" in out and "injected" in out else ["no injected panic in the output"]
+
+
+def expect_our_firmware(inner):
+    def check(out):
+        problems = inner(out)
+        if "[firmware] uintr-fw" not in out:
+            problems.append("our firmware's banner is missing")
+        return problems
+    return check
+
+
+def cases(image, kernel):
+    # (name, env, image, extra args, expected exit status, output check)
+    return [
+        ("ours-smp4", {}, image, [], 0, expect_our_firmware(expect_healthy_boot(4))),
+        ("ours-smp4-no-sstc", {}, image, ["-cpu", "rv64,sstc=false"], 0,
+         expect_our_firmware(lambda out: expect_healthy_boot(4)(out) +
+                             ([] if "timer via SBI TIME" in out else ["timer not via SBI TIME"]))),
+        ("ours-smp1", {"SMP": "1"}, image, [], 0, expect_our_firmware(expect_healthy_boot(1))),
+        ("opensbi-smp4", {"FIRMWARE": "opensbi"}, kernel, [], 0, expect_healthy_boot(4)),
+        ("opensbi-panic-exits-nonzero", {"FIRMWARE": "opensbi"}, kernel,
+         ["-append", "selftest.inject-panic"], 2, expect_panic),
+    ]
+
+
+def run_case(name, env, image, extra, want_status, check):
+    cmd = [os.path.join(HERE, "qemu.sh"), image] + extra
+    start = time.monotonic()
+    try:
+        p = subprocess.run(cmd, env={**os.environ, **env}, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=TIMEOUT_S)
+        out, status = p.stdout.decode(errors="replace"), p.returncode
+    except subprocess.TimeoutExpired as e:
+        out, status = (e.stdout or b"").decode(errors="replace"), "timeout"
+    elapsed = time.monotonic() - start
+    problems = [] if status == want_status else [f"exit status {status}, expected {want_status}"]
+    problems += check(out)
+    verdict = "ok" if not problems else "FAILED: " + "; ".join(problems)
+    print(f"boot-test {name:<28} {elapsed:5.1f}s  {verdict}", flush=True)
+    if problems:
+        print("---- console ----\n" + out + "\n-----------------", flush=True)
+    return not problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--image", required=True)
+    ap.add_argument("--kernel", required=True)
+    ap.add_argument("--only")
+    args = ap.parse_args()
+    results = [run_case(*c) for c in cases(args.image, args.kernel) if not args.only or c[0] == args.only]
+    if not results:
+        sys.exit(f"no case named {args.only}")
+    print(f"boot-test: {sum(results)}/{len(results)} passed")
+    sys.exit(0 if all(results) else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Install everything the build needs from the package registries. Idempotent and quick when
+# nothing is missing, so every make target that needs tools can call it.
+#   scripts/deps.sh            all of it
+#   CACHE_DIR=... scripts/deps.sh
+set -euo pipefail
+
+# Debian packages: cross toolchain, emulator + its bundled OpenSBI, device-tree compiler,
+# RTL simulator, JDK + Maven for the Chisel build, Tcl for the FPGA scripts' syntax checks.
+APT_PACKAGES=(
+  qemu-system-misc opensbi
+  gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf picolibc-riscv64-unknown-elf
+  device-tree-compiler
+  verilator
+  default-jdk-headless maven
+  tcl
+  python3
+  make g++ zlib1g-dev
+)
+RUST_TARGETS=(riscv64imac-unknown-none-elf riscv64gc-unknown-none-elf)
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+  command -v sudo >/dev/null || { echo "deps: need root or sudo to install Debian packages" >&2; exit 1; }
+  SUDO=sudo
+fi
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps: installing Debian packages: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v rustup >/dev/null; then
+  echo "deps: rustup is required (https://rustup.rs; the machine image provides it)" >&2
+  exit 1
+fi
+installed=$(rustup target list --installed)
+for t in "${RUST_TARGETS[@]}"; do
+  grep -qx "$t" <<<"$installed" || rustup target add "$t"
+done

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Assemble a bootable flat image from ELF files, as described by an image manifest.
+
+The manifest (sw/image.toml) lists the parts in load order; each ELF's PT_LOAD segments are
+placed at their physical addresses (p_paddr) relative to the image base, gaps zero-filled.
+The result is what QEMU takes as -bios and what the Verilator harness and the board loader
+copy to DRAM at 0x8000_0000.
+
+  mkimage.py --manifest sw/image.toml --elf firmware=path --elf kernel=path -o image.bin
+  mkimage.py --flat kernel.elf -o kernel.bin     (one ELF to a flat binary, e.g. for -kernel)
+"""
+import argparse
+import struct
+import sys
+import os
+import tomllib
+
+PLATFORM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "platform", "platform.toml")
+
+PT_LOAD = 1
+
+
+def load_segments(path):
+    """(paddr, bytes, memsz) of every PT_LOAD segment of a little-endian ELF64."""
+    data = open(path, "rb").read()
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        sys.exit(f"{path}: not a little-endian ELF64 file")
+    (e_phoff,) = struct.unpack_from("<Q", data, 0x20)
+    e_phentsize, e_phnum = struct.unpack_from("<HH", data, 0x36)
+    segs = []
+    for i in range(e_phnum):
+        p_type, _flags, p_offset, _vaddr, p_paddr, p_filesz, p_memsz, _align = struct.unpack_from(
+            "<IIQQQQQQ", data, e_phoff + i * e_phentsize)
+        if p_type == PT_LOAD and p_memsz:
+            segs.append((p_paddr, data[p_offset:p_offset + p_filesz], p_memsz))
+    if not segs:
+        sys.exit(f"{path}: no loadable segments")
+    return segs
+
+
+def place(image, base, segs, limit, name):
+    for paddr, blob, memsz in segs:
+        off = paddr - base
+        if off < 0 or paddr + memsz > limit:
+            sys.exit(f"{name}: segment {paddr:#x}+{memsz:#x} is outside its window "
+                     f"[{base:#x}, {limit:#x})")
+        end = off + len(blob)
+        if len(image) < end:
+            image.extend(bytes(end - len(image)))
+        image[off:end] = blob
+
+
+def flat(elf):
+    segs = load_segments(elf)
+    base = min(p for p, _, _ in segs)
+    image = bytearray()
+    place(image, base, segs, 1 << 64, elf)
+    return bytes(image)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--manifest")
+    ap.add_argument("--elf", action="append", default=[], metavar="PART=PATH")
+    ap.add_argument("--flat", metavar="ELF")
+    ap.add_argument("-o", "--output", required=True)
+    args = ap.parse_args()
+    if args.flat:
+        open(args.output, "wb").write(flat(args.flat))
+        return
+    if not args.manifest:
+        ap.error("--manifest or --flat is required")
+    manifest = tomllib.load(open(args.manifest, "rb"))
+    consts = tomllib.load(open(PLATFORM, "rb"))
+
+    def value(v):
+        # Strings name platform constants ("image.firmware_base"): one source of truth.
+        if isinstance(v, str):
+            section, key = v.split(".", 1)
+            return consts[section][key]
+        return v
+
+    paths = dict(e.split("=", 1) for e in args.elf)
+    base = value(manifest["image"]["base"])
+    image = bytearray()
+    for part in manifest["part"]:
+        name = part["name"]
+        if name not in paths:
+            sys.exit(f"mkimage: no --elf given for part '{name}'")
+        window = (value(part["base"]), value(part["base"]) + value(part["size"]))
+        place(image, base, load_segments(paths[name]), window[1], name)
+        if min(p for p, _, _ in load_segments(paths[name])) < window[0]:
+            sys.exit(f"{name}: loads below its window base {window[0]:#x}")
+    open(args.output, "wb").write(bytes(image))
+    print(f"mkimage: {args.output}: {len(image)} bytes at {base:#x}")
+
+
+if __name__ == "__main__":
+    main()

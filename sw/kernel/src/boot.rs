@@ -1,0 +1,67 @@
+//! The boot hart's path from the firmware to a running system.
+use crate::arch::{self, cpu};
+use crate::{kprintln, machine, mm, percpu, selftest, smp};
+use devtree::Region;
+
+pub extern "C" fn boot_main(hart: usize, dtb: usize) -> ! {
+    let (t0, c0) = (cpu::time(), cpu::cycles());
+    percpu::install(hart);
+    arch::trap::install();
+    let m = machine::init(dtb);
+    crate::console::init(m);
+    kprintln!(
+        "[kernel] booting on hart {} of {}: '{}', timebase {} Hz, SBI impl {:#x} v{}.{}",
+        hart,
+        m.harts.len(),
+        m.model,
+        m.timebase_hz,
+        sbi_defs::call::impl_id(),
+        sbi_defs::call::spec_version() >> 24,
+        sbi_defs::call::spec_version() & 0xff_ffff
+    );
+
+    let [text, _, data] = arch::entry::image_sections();
+    let kernel = Region { base: mm::virt_to_phys(text.0), size: data.1 - text.0 };
+    let free = mm::frames::init(m, kernel, machine::dtb());
+    mm::kspace::build(m);
+    mm::kspace::activate();
+    kprintln!(
+        "[kernel] Sv39 kernel space: image {:#x}..{:#x} at {:#x}, {} MiB free RAM, {} table frames",
+        kernel.base,
+        kernel.end(),
+        text.0,
+        free >> 20,
+        mm::kspace::table_frames()
+    );
+    kprintln!(
+        "[kernel] devices: uart {:#x} plic {:#x} uintc {:#x} ({} slots) virtio-mmio x{}; timer via {}",
+        m.uart.map_or(0, |u| u.reg.base),
+        m.plic.map_or(0, |p| p.reg.base),
+        m.uintc.map_or(0, |u| u.reg.base),
+        m.uintc.map_or(0, |u| u.slots),
+        m.virtio_mmio.len(),
+        if arch::timer::init(m) { "Sstc" } else { "SBI TIME" }
+    );
+
+    smp::come_online();
+    smp::start_secondaries(m);
+    let passed = selftest::run(m, hart);
+    if m.has_bootarg("selftest.inject-panic") {
+        // Lets the test suite prove that a kernel panic reaches the host as a failing exit.
+        panic!("injected by the selftest.inject-panic boot argument");
+    }
+    let elapsed = cpu::time() - t0;
+    kprintln!(
+        "[kernel] boot {} in {} ms of machine time ({} timebase ticks, {} cycles on hart {})",
+        if passed { "complete" } else { "FAILED" },
+        elapsed * 1000 / m.timebase_hz,
+        elapsed,
+        cpu::cycles() - c0,
+        hart
+    );
+    if passed {
+        arch::exit::pass()
+    } else {
+        arch::exit::fail(3)
+    }
+}

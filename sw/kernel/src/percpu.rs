@@ -1,0 +1,60 @@
+//! Per-hart kernel state, reached through `tp`.
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use platform::image::MAX_HARTS;
+
+pub struct PerCpu {
+    pub hart: usize,
+    pub online: AtomicBool,
+    /// Timer interrupts taken.
+    pub ticks: AtomicU64,
+    /// IPIs taken.
+    pub ipis: AtomicU64,
+    /// Requests posted by other harts (bits of `arch::ipi::Msg`).
+    pub mailbox: AtomicUsize,
+    /// Resume address for an expected fault (see `mm::probe`); 0 when none is expected.
+    pub fault_fixup: AtomicUsize,
+    /// How many times this hart has come online (HSM restarts count).
+    pub starts: AtomicU64,
+}
+
+#[allow(clippy::declare_interior_mutable_const)]
+const INIT: PerCpu = PerCpu {
+    hart: 0,
+    online: AtomicBool::new(false),
+    ticks: AtomicU64::new(0),
+    ipis: AtomicU64::new(0),
+    mailbox: AtomicUsize::new(0),
+    fault_fixup: AtomicUsize::new(0),
+    starts: AtomicU64::new(0),
+};
+
+static mut CPUS: [PerCpu; MAX_HARTS] = [INIT; MAX_HARTS];
+
+/// Point `tp` at this hart's record. Called first thing on every hart.
+pub fn install(hart: usize) {
+    assert!(hart < MAX_HARTS);
+    // SAFETY: each hart writes only its own `hart` field, before anyone else reads it.
+    unsafe {
+        let cpu = &raw mut CPUS[hart];
+        (*cpu).hart = hart;
+        core::arch::asm!("mv tp, {0}", in(reg) cpu);
+    }
+}
+
+pub fn this() -> &'static PerCpu {
+    let p: *const PerCpu;
+    // SAFETY: tp was set by `install` before any caller runs.
+    unsafe {
+        core::arch::asm!("mv {0}, tp", out(reg) p);
+        &*p
+    }
+}
+
+pub fn of(hart: usize) -> &'static PerCpu {
+    // SAFETY: shared references to atomics only.
+    unsafe { &*(&raw const CPUS[hart]) }
+}
+
+pub fn online_count() -> usize {
+    (0..MAX_HARTS).filter(|&h| of(h).online.load(Ordering::Acquire)).count()
+}

@@ -1,0 +1,106 @@
+extern crate std;
+use super::*;
+use std::{format, path::PathBuf, process::Command, string::String, vec::Vec as StdVec};
+
+/// A fresh path per call: tests run in parallel threads of one process.
+fn tmp(name: &str) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("devtree-test-{}-{}", std::process::id(), n));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn compile_dts(path: &str) -> StdVec<u8> {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path);
+    let out = tmp("fixture.dtb");
+    let st = Command::new("dtc").args(["-I", "dts", "-O", "dtb", "-o"]).arg(&out).arg(&src).status()
+        .expect("dtc (device-tree-compiler) is required: run `make deps`");
+    assert!(st.success());
+    std::fs::read(out).unwrap()
+}
+
+/// The device tree QEMU 7.2 really hands to firmware for `virt -smp 4`.
+fn qemu_virt_dtb() -> StdVec<u8> {
+    let out = tmp("virt.dtb");
+    let st = Command::new("qemu-system-riscv64")
+        .args(["-machine"]).arg(format!("virt,dumpdtb={}", out.display()))
+        .args(["-smp", "4", "-m", "256M", "-nographic", "-bios", "none"])
+        .output()
+        .expect("qemu-system-riscv64 is required: run `make deps`");
+    assert!(out.exists(), "qemu did not dump its dtb: {}", String::from_utf8_lossy(&st.stderr));
+    std::fs::read(out).unwrap()
+}
+
+#[test]
+fn qemu_virt_machine_is_fully_described() {
+    let m = Machine::from_bytes(&qemu_virt_dtb()).unwrap();
+    assert_eq!(m.harts.iter().map(|h| h.id).collect::<StdVec<_>>(), [0, 1, 2, 3]);
+    assert_eq!(m.timebase_hz, 10_000_000);
+    assert_eq!(m.memory[0], Region { base: 0x8000_0000, size: 256 << 20 });
+    assert_eq!(m.clint, Some(Region { base: 0x200_0000, size: 0x1_0000 }));
+    assert_eq!(m.exit_device.map(|r| r.base), Some(0x10_0000));
+    let uart = m.uart.unwrap();
+    assert_eq!((uart.reg.base, uart.reg_shift, uart.reg_io_width, uart.irq), (0x1000_0000, 0, 1, Some(10)));
+    let plic = m.plic.unwrap();
+    assert_eq!(plic.reg.base, 0xc00_0000);
+    assert!(plic.sources >= 8);
+    assert_eq!(m.virtio_mmio.len(), 8);
+    assert_eq!(m.virtio_mmio[0].reg.base, 0x1000_1000);
+    assert_eq!(m.virtio_mmio[0].irq, Some(1));
+    assert!(m.uintc.is_none(), "stock QEMU has no UINTC");
+    assert!(m.harts.iter().all(|h| !h.uintr));
+}
+
+#[test]
+fn rocket_soc_devices_and_disabled_harts() {
+    let m = Machine::from_bytes(&compile_dts("fixtures/rocket-soc.dts")).unwrap();
+    assert_eq!(m.model.as_str(), "uintr,rocket-soc");
+    assert_eq!(m.harts.len(), 3, "the disabled hart is not offered to software");
+    assert!(m.harts.iter().all(|h| h.uintr && !h.sstc));
+    assert!(!m.all_sstc());
+    let uart = m.uart.unwrap();
+    assert_eq!((uart.reg.base, uart.reg_shift, uart.reg_io_width, uart.clock_hz), (0x6000_1000, 2, 4, 100_000_000));
+    assert_eq!(uart.irq, Some(1));
+    assert_eq!(m.uintc, Some(Uintc { reg: Region { base: 0x300_0000, size: 0x4000 }, slots: 64 }));
+    assert_eq!(m.plic.unwrap().sources, 6);
+    assert_eq!(m.exit_device.map(|r| r.base), Some(0x6020_0000));
+    assert!(m.virtio_mmio.is_empty());
+    assert!(m.has_bootarg("selftest.inject-panic") && m.has_bootarg("quiet"));
+    assert!(!m.has_bootarg("selftest"), "whole words only");
+}
+
+#[test]
+fn garbage_is_rejected_not_trusted() {
+    assert_eq!(Machine::from_bytes(&[0u8; 64]).unwrap_err(), Error::BadBlob);
+    let mut blob = compile_dts("fixtures/rocket-soc.dts");
+    blob.truncate(blob.len() / 2);
+    assert!(Machine::from_bytes(&blob).is_err());
+}
+
+#[test]
+fn isa_string_parsing() {
+    assert!(has_isa_extension("rv64imafdch_zicsr_zifencei_sstc", "sstc"));
+    assert!(!has_isa_extension("rv64imafdch_zicsr_zifencei", "sstc"));
+    assert!(has_isa_extension("rv64gcn", "n"));
+    assert!(has_isa_extension("rv64gc", "d"), "g implies d");
+    assert!(!has_isa_extension("rv64imafdc_zicsr", "n"), "letters after '_' are not single-letter extensions");
+    assert!(!has_isa_extension("", "n"));
+}
+
+#[test]
+fn subtracting_reservations_leaves_aligned_free_memory() {
+    let ram = [Region { base: 0x8000_0000, size: 0x1000_0000 }];
+    let holes = [
+        Region { base: 0x8000_0000, size: 0x20_0000 },      // firmware
+        Region { base: 0x8020_0000, size: 0x3_1234 },       // kernel image, unaligned end
+        Region { base: 0x8fe0_0000, size: 0x1800 },         // device tree at the top of RAM
+        Region { base: 0x9000_0000, size: 0x1000 },         // outside RAM: ignored
+    ];
+    let free = subtract_regions(&ram, &holes, 0x1000);
+    assert_eq!(free.as_slice(), [
+        Region { base: 0x8023_2000, size: 0x8fe0_0000 - 0x8023_2000 },
+        Region { base: 0x8fe0_2000, size: 0x9000_0000 - 0x8fe0_2000 },
+    ]);
+    assert!(subtract_regions(&ram, &[ram[0]], 0x1000).is_empty());
+}
