@@ -15,6 +15,8 @@ pub struct PerCpu {
     pub fault_fixup: AtomicUsize,
     /// How many times this hart has come online (HSM restarts count).
     pub starts: AtomicU64,
+    /// Times the idle loop came out of `wfi`: about one per interrupt when idling properly.
+    pub idle_wakeups: AtomicU64,
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
@@ -26,6 +28,7 @@ const INIT: PerCpu = PerCpu {
     mailbox: AtomicUsize::new(0),
     fault_fixup: AtomicUsize::new(0),
     starts: AtomicU64::new(0),
+    idle_wakeups: AtomicU64::new(0),
 };
 
 static mut CPUS: [PerCpu; MAX_HARTS] = [INIT; MAX_HARTS];

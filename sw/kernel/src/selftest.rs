@@ -48,6 +48,7 @@ pub fn run(m: &devtree::Machine, boot: usize) -> bool {
         all &= report("hsm", ok, format_args!("hart {victim} stopped and restarted"));
     }
 
+    all &= idle_check(m, boot);
     all &= sv39_checks();
     if all {
         kprintln!("[kernel] all boot checks passed on {} harts", n);
@@ -96,4 +97,27 @@ fn sv39_checks() -> bool {
             low_unmapped
         ),
     )
+}
+
+/// Idle harts must sleep in `wfi`: over a quiet 10 ms (5 ticks), each wakes about once per
+/// interrupt it takes. A spinning idle loop would wake thousands of times.
+fn idle_check(m: &devtree::Machine, boot: usize) -> bool {
+    let idle: heapless::Vec<usize, { devtree::MAX_HARTS }> = m.harts.iter().map(|h| h.id).filter(|&h| h != boot).collect();
+    let snap = |h: usize| {
+        let c = percpu::of(h);
+        (c.idle_wakeups.load(Ordering::Relaxed), c.ticks.load(Ordering::Relaxed) + c.ipis.load(Ordering::Relaxed))
+    };
+    let before: heapless::Vec<(u64, u64), { devtree::MAX_HARTS }> = idle.iter().map(|&h| snap(h)).collect();
+    wait_for(m, 10, || false);
+    let mut worst = (0, 0);
+    let mut ok = true;
+    for (i, &h) in idle.iter().enumerate() {
+        let (w1, i1) = snap(h);
+        let (wakeups, irqs) = (w1 - before[i].0, i1 - before[i].1);
+        ok &= irqs > 0 && wakeups <= irqs + 2;
+        if wakeups > worst.0 {
+            worst = (wakeups, irqs);
+        }
+    }
+    report("idle", ok, format_args!("{} idle harts; at most {} wfi wakeups for {} interrupts in 10 ms", idle.len(), worst.0, worst.1))
 }

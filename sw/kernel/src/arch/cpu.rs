@@ -31,8 +31,10 @@ pub fn wait_for_interrupt() {
 /// Park this hart for good: interrupts on, sleeping in `wfi`, never spinning.
 pub fn idle() -> ! {
     interrupts_on();
+    let cpu = crate::percpu::this();
     loop {
         wait_for_interrupt();
+        cpu.idle_wakeups.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
     }
 }
 

@@ -3,7 +3,8 @@ use super::csr::*;
 use crate::percpu::PerCpu;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-pub const TICK_HZ: u64 = 100;
+/// 2 ms, seL4's default tick; also keeps boot checks short in the RTL simulation.
+pub const TICK_HZ: u64 = 500;
 static USE_SSTC: AtomicBool = AtomicBool::new(false);
 static TICK_INTERVAL: AtomicU64 = AtomicU64::new(0);
 
