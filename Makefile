@@ -16,6 +16,8 @@ export CACHE_DIR
 
 RUST_TARGET := riscv64imac-unknown-none-elf
 CARGO := cargo
+# Crate downloads live with the other caches; toolchains stay where rustup put them.
+export CARGO_HOME := $(CACHE_DIR)/cargo
 CARGO_FLAGS := --manifest-path sw/Cargo.toml --locked
 export CARGO_TARGET_DIR := $(BUILD)/cargo
 SW_OUT := $(CARGO_TARGET_DIR)/$(RUST_TARGET)/release
