@@ -6,6 +6,8 @@
 #   make test       host unit tests + QEMU boot tests (+ hardware tests)
 #   make sw         firmware, kernel and the bootable image only
 #   make constants  the shared constants in every language (build/gen/)
+#   make bitstream  FPGA flow (hw/fpga): everything up to Vivado, then Vivado where installed
+#   make flash      FLASH=sd|jtag: put bitstream and image on the board (hw/fpga/README.md)
 #   make deps       install toolchains and packages (idempotent)
 
 SHELL := /bin/bash
@@ -27,7 +29,10 @@ KERNEL_BIN := $(BUILD)/sw/kernel.bin
 SMP ?= 4
 export SMP
 
-.PHONY: all deps sw run test test-host test-boot test-nofp constants clean help
+CONFIG ?= UintrQuadConfig
+FLASH ?= sd
+
+.PHONY: all deps sw run test test-host test-boot test-nofp test-fpga constants bitstream flash clean help
 
 all: sw
 
@@ -62,7 +67,7 @@ sw: | $(DEPS_DONE)
 run: sw
 	scripts/qemu.sh $(IMAGE)
 
-test: test-host test-nofp test-boot
+test: test-host test-nofp test-boot test-fpga
 	@echo "make test: all passed"
 
 test-host: | $(DEPS_DONE)
@@ -75,6 +80,15 @@ test-nofp: sw
 
 test-boot: sw
 	python3 scripts/boot_test.py --image $(IMAGE) --kernel $(KERNEL_BIN)
+
+test-fpga: | $(DEPS_DONE)
+	$(MAKE) -C hw/fpga test BUILD_DIR=$(BUILD) CONFIG=$(CONFIG)
+
+bitstream: | $(DEPS_DONE)
+	$(MAKE) -C hw/fpga bitstream BUILD_DIR=$(BUILD) CONFIG=$(CONFIG)
+
+flash: sw
+	$(MAKE) -C hw/fpga flash-$(FLASH) BUILD_DIR=$(BUILD) CONFIG=$(CONFIG) IMAGE=$(IMAGE)
 
 clean:
 	rm -rf $(BUILD)

@@ -6,7 +6,8 @@
 set -euo pipefail
 
 # Debian packages: cross toolchain, emulator + its bundled OpenSBI, device-tree compiler,
-# RTL simulator, JDK + Maven for the Chisel build, Tcl for the FPGA scripts' syntax checks.
+# RTL simulator, JDK + Maven for the Chisel build, Tcl for the FPGA scripts' checks, and the
+# aarch64 cross compiler for the board's PS-side loader.
 APT_PACKAGES=(
   qemu-system-misc opensbi
   gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf picolibc-riscv64-unknown-elf
@@ -14,6 +15,7 @@ APT_PACKAGES=(
   verilator
   default-jdk-headless maven
   tcl
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross
   python3
   make g++ zlib1g-dev
 )
