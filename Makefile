@@ -6,6 +6,10 @@
 #   make test       host unit tests + QEMU boot tests (+ hardware tests)
 #   make sw         firmware, kernel and the bootable image only
 #   make constants  the shared constants in every language (build/gen/)
+#   make verilog    the SoC's Verilog, DTS/DTB and constants (CONFIG=UintrQuadConfig|UintrSingleConfig)
+#   make sim        boot the image on the cycle-accurate Verilator model of the SoC
+#                   (BINARY=flat-or-ELF CORES=4|1 MAX_CYCLES=N FST=file FST_START=N FST_END=N
+#                    CHECKED=1 for TileLink monitors and assertions; SIM_ARGS=+plusargs)
 #   make bitstream  FPGA flow (hw/fpga): everything up to Vivado, then Vivado where installed
 #   make flash      FLASH=sd|jtag: put bitstream and image on the board (hw/fpga/README.md)
 #   make deps       install toolchains and packages (idempotent)
@@ -32,7 +36,16 @@ export SMP
 CONFIG ?= UintrQuadConfig
 FLASH ?= sd
 
-.PHONY: all deps sw run test test-host test-boot test-nofp test-fpga constants bitstream flash clean help
+# Simulation knobs (hw/sim/README.md).
+CORES ?= 4
+SIM_CONFIG := $(if $(filter 1,$(CORES)),UintrSingleSimConfig,UintrQuadSimConfig)
+BINARY ?= $(IMAGE)
+MAX_CYCLES ?= 0
+FST ?=
+SIM_VARIANT := $(SIM_CONFIG)$(if $(CHECKED),-checked,-fast)$(if $(FST),-trace,)
+SIM_BIN := $(BUILD)/sim/$(SIM_VARIANT)/sim
+
+.PHONY: all deps sw run test test-host test-boot test-nofp test-fpga test-hw test-sim constants verilog sim sim-build bitstream flash clean help
 
 all: sw
 
@@ -44,6 +57,7 @@ DEPS_DONE := $(BUILD)/.deps-ok
 deps:
 	@mkdir -p $(BUILD) $(CACHE_DIR)
 	@scripts/deps.sh
+	@$(MAKE) --no-print-directory -C hw deps CACHE_DIR=$(CACHE_DIR) BUILD_DIR=$(BUILD)
 	@touch $(DEPS_DONE)
 
 $(DEPS_DONE): scripts/deps.sh
@@ -67,7 +81,7 @@ sw: | $(DEPS_DONE)
 run: sw
 	scripts/qemu.sh $(IMAGE)
 
-test: test-host test-nofp test-boot test-fpga
+test: test-host test-nofp test-boot test-fpga test-hw test-sim
 	@echo "make test: all passed"
 
 test-host: | $(DEPS_DONE)
@@ -80,6 +94,29 @@ test-nofp: sw
 
 test-boot: sw
 	python3 scripts/boot_test.py --image $(IMAGE) --kernel $(KERNEL_BIN)
+
+verilog: | $(DEPS_DONE)
+	$(MAKE) -C hw verilog CONFIG=$(CONFIG) BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
+
+sim-build: | $(DEPS_DONE)
+	$(MAKE) -C hw verilog CONFIG=$(SIM_CONFIG) BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
+	$(MAKE) -C hw/sim build CONFIG=$(SIM_CONFIG) BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR) \
+	  CHECKED=$(CHECKED) TRACE=$(if $(FST),1,)
+
+# A flat binary is loaded at 0x8000_0000; an ELF is flattened first (it must be linked there).
+sim: sw sim-build
+	@bin=$(BINARY); if head -c4 $$bin | grep -q ELF; then \
+	  python3 scripts/mkimage.py --flat $$bin -o $(BUILD)/sim/binary.bin && bin=$(BUILD)/sim/binary.bin; fi; \
+	$(SIM_BIN) +image=$$bin +max-cycles=$(MAX_CYCLES) \
+	  $(if $(FST),+fst=$(FST) +fst-start=$(or $(FST_START),0) +fst-end=$(or $(FST_END),0xffffffffffffffff),) $(SIM_ARGS)
+
+test-hw: | $(DEPS_DONE)
+	$(MAKE) -C hw test BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
+
+# The real image on the 4-hart RTL (fast build), checked like the QEMU boots.
+test-sim: sw
+	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
+	python3 scripts/boot_test.py --image $(IMAGE) --sim $(BUILD)/sim/UintrQuadSimConfig-fast/sim --harts 4
 
 test-fpga: | $(DEPS_DONE)
 	$(MAKE) -C hw/fpga test BUILD_DIR=$(BUILD) CONFIG=$(CONFIG)

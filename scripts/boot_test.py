@@ -3,6 +3,8 @@
 console output, with a timeout. Exit status 0 only if every case passed.
 
   boot_test.py --image build/sw/image.bin --kernel build/sw/kernel.bin [--only NAME]
+  boot_test.py --image build/sw/image.bin --sim build/sim/UintrQuadSimConfig-fast/sim --harts 4
+      (the same image on the Verilator model of the SoC: the full-system RTL boot test)
 """
 import argparse
 import os
@@ -56,12 +58,29 @@ def cases(image, kernel):
     ]
 
 
-def run_case(name, env, image, extra, want_status, check):
-    cmd = [os.path.join(HERE, "qemu.sh"), image] + extra
+# Simulated cycles allowed for the RTL boot: the 4-hart boot ends near 7 M cycles.
+SIM_MAX_CYCLES = 20_000_000
+SIM_TIMEOUT_S = 1800
+
+
+def sim_cases(image, sim, harts):
+    def check(out):
+        problems = expect_our_firmware(expect_healthy_boot(harts))(out)
+        if "[sim] exit after" not in out:
+            problems.append("the simulation did not end through the exit device")
+        return problems
+    return [(f"rtl-{harts}-harts", {}, image, [], 0, check)]
+
+
+def run_case(name, env, image, extra, want_status, check, sim=None):
+    if sim:
+        cmd, timeout = [sim, f"+image={image}", f"+max-cycles={SIM_MAX_CYCLES}"] + extra, SIM_TIMEOUT_S
+    else:
+        cmd, timeout = [os.path.join(HERE, "qemu.sh"), image] + extra, TIMEOUT_S
     start = time.monotonic()
     try:
         p = subprocess.run(cmd, env={**os.environ, **env}, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=TIMEOUT_S)
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
         out, status = p.stdout.decode(errors="replace"), p.returncode
     except subprocess.TimeoutExpired as e:
         out, status = (e.stdout or b"").decode(errors="replace"), "timeout"
@@ -70,6 +89,9 @@ def run_case(name, env, image, extra, want_status, check):
     problems += check(out)
     verdict = "ok" if not problems else "FAILED: " + "; ".join(problems)
     print(f"boot-test {name:<28} {elapsed:5.1f}s  {verdict}", flush=True)
+    if sim and not problems:
+        # The harness's own summary: cycles and simulation speed, for the record.
+        print("  " + "\n  ".join(l for l in out.splitlines() if l.startswith(("[sim] exit", "[kernel] boot"))), flush=True)
     if problems:
         print("---- console ----\n" + out + "\n-----------------", flush=True)
     return not problems
@@ -78,10 +100,18 @@ def run_case(name, env, image, extra, want_status, check):
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--image", required=True)
-    ap.add_argument("--kernel", required=True)
+    ap.add_argument("--kernel")
+    ap.add_argument("--sim", help="Verilator model to boot the image on instead of QEMU")
+    ap.add_argument("--harts", type=int, default=4)
     ap.add_argument("--only")
     args = ap.parse_args()
-    results = [run_case(*c) for c in cases(args.image, args.kernel) if not args.only or c[0] == args.only]
+    if args.sim:
+        todo = [c + (args.sim,) for c in sim_cases(args.image, args.sim, args.harts)]
+    else:
+        if not args.kernel:
+            ap.error("--kernel is required for the QEMU cases")
+        todo = cases(args.image, args.kernel)
+    results = [run_case(*c) for c in todo if not args.only or c[0] == args.only]
     if not results:
         sys.exit(f"no case named {args.only}")
     print(f"boot-test: {sum(results)}/{len(results)} passed")
