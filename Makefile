@@ -29,6 +29,7 @@ export CARGO_TARGET_DIR := $(BUILD)/cargo
 SW_OUT := $(CARGO_TARGET_DIR)/$(RUST_TARGET)/release
 IMAGE := $(BUILD)/sw/image.bin
 KERNEL_BIN := $(BUILD)/sw/kernel.bin
+MODULES_BIN := $(BUILD)/sw/modules.bin
 
 SMP ?= 4
 export SMP
@@ -70,12 +71,14 @@ constants: | $(DEPS_DONE)
 
 # Cargo tracks its own inputs; this rule always asks it and then re-assembles the image.
 sw: | $(DEPS_DONE)
-	$(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p firmware -p kernel
+	$(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p firmware -p kernel -p roottask
 	@mkdir -p $(BUILD)/sw
 	cp $(SW_OUT)/firmware $(BUILD)/sw/firmware.elf
 	cp $(SW_OUT)/kernel $(BUILD)/sw/kernel.elf
-	python3 scripts/mkimage.py --manifest sw/image.toml \
-	  --elf firmware=$(BUILD)/sw/firmware.elf --elf kernel=$(BUILD)/sw/kernel.elf -o $(IMAGE)
+	cp $(SW_OUT)/roottask $(BUILD)/sw/roottask.elf
+	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
+	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/roottask.elf -o $(IMAGE) \
+	  --part-out modules=$(MODULES_BIN)
 	python3 scripts/mkimage.py --flat $(BUILD)/sw/kernel.elf -o $(KERNEL_BIN)
 
 run: sw
@@ -93,7 +96,7 @@ test-nofp: sw
 	python3 scripts/check_no_fp.py $(BUILD)/sw/firmware.elf $(BUILD)/sw/kernel.elf
 
 test-boot: sw
-	python3 scripts/boot_test.py --image $(IMAGE) --kernel $(KERNEL_BIN)
+	python3 scripts/boot_test.py --image $(IMAGE) --kernel $(KERNEL_BIN) --modules $(MODULES_BIN)
 
 verilog: | $(DEPS_DONE)
 	$(MAKE) -C hw verilog CONFIG=$(CONFIG) BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)

@@ -2,12 +2,13 @@
 """Boot tests under QEMU: each case boots the real image, checks the exit status and the
 console output, with a timeout. Exit status 0 only if every case passed.
 
-  boot_test.py --image build/sw/image.bin --kernel build/sw/kernel.bin [--only NAME]
+  boot_test.py --image build/sw/image.bin --kernel build/sw/kernel.bin --modules build/sw/modules.bin [--only NAME]
   boot_test.py --image build/sw/image.bin --sim build/sim/UintrQuadSimConfig-fast/sim --harts 4
       (the same image on the Verilator model of the SoC: the full-system RTL boot test)
 """
 import argparse
 import os
+import tomllib
 import re
 import subprocess
 import sys
@@ -31,6 +32,18 @@ def expect_healthy_boot(harts):
     return check
 
 
+def expect_root_task(inner):
+    def check(out):
+        problems = inner(out)
+        for line in ["[roottask] hello from user mode",
+                     "[roottask] registers preserved across system calls: ok",
+                     "[kernel] DebugHalt(0) from the root task"]:
+            if line not in out:
+                problems.append(f"missing '{line}'")
+        return problems
+    return check
+
+
 def expect_panic(out):
     return [] if "[kernel] PANIC" in out and "injected" in out else ["no injected panic in the output"]
 
@@ -44,15 +57,25 @@ def expect_our_firmware(inner):
     return check
 
 
-def cases(image, kernel):
+def modules_base():
+    spec = os.path.join(HERE, "..", "platform", "platform.toml")
+    return tomllib.load(open(spec, "rb"))["image"]["modules_base"]
+
+
+def cases(image, kernel, modules):
     # (name, env, image, extra args, expected exit status, output check)
+    # With OpenSBI the kernel comes in through -kernel, the boot modules through QEMU's loader.
+    load_modules = ["-device", f"loader,file={modules},addr={modules_base():#x}"]
     return [
-        ("ours-smp4", {}, image, [], 0, expect_our_firmware(expect_healthy_boot(4))),
+        ("ours-smp4", {}, image, [], 0, expect_our_firmware(expect_root_task(expect_healthy_boot(4)))),
         ("ours-smp4-no-sstc", {}, image, ["-cpu", "rv64,sstc=false"], 0,
-         expect_our_firmware(lambda out: expect_healthy_boot(4)(out) +
+         expect_our_firmware(lambda out: expect_root_task(expect_healthy_boot(4))(out) +
                              ([] if "timer via SBI TIME" in out else ["timer not via SBI TIME"]))),
-        ("ours-smp1", {"SMP": "1"}, image, [], 0, expect_our_firmware(expect_healthy_boot(1))),
-        ("opensbi-smp4", {"FIRMWARE": "opensbi"}, kernel, [], 0, expect_healthy_boot(4)),
+        ("ours-smp1", {"SMP": "1"}, image, [], 0, expect_our_firmware(expect_root_task(expect_healthy_boot(1)))),
+        ("opensbi-smp4", {"FIRMWARE": "opensbi"}, kernel, load_modules, 0, expect_root_task(expect_healthy_boot(4))),
+        ("opensbi-no-modules", {"FIRMWARE": "opensbi"}, kernel, [], 0,
+         lambda out: expect_healthy_boot(4)(out) +
+         ([] if "no boot modules in the image" in out else ["no report of the missing root task"])),
         ("opensbi-panic-exits-nonzero", {"FIRMWARE": "opensbi"}, kernel,
          ["-append", "selftest.inject-panic"], 2, expect_panic),
     ]
@@ -65,7 +88,7 @@ SIM_TIMEOUT_S = 1800
 
 def sim_cases(image, sim, harts):
     def check(out):
-        problems = expect_our_firmware(expect_healthy_boot(harts))(out)
+        problems = expect_our_firmware(expect_root_task(expect_healthy_boot(harts)))(out)
         if "[sim] exit after" not in out:
             problems.append("the simulation did not end through the exit device")
         return problems
@@ -101,6 +124,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--image", required=True)
     ap.add_argument("--kernel")
+    ap.add_argument("--modules", help="the boot-module window, loaded separately for OpenSBI boots")
     ap.add_argument("--sim", help="Verilator model to boot the image on instead of QEMU")
     ap.add_argument("--harts", type=int, default=4)
     ap.add_argument("--only")
@@ -108,9 +132,9 @@ def main():
     if args.sim:
         todo = [c + (args.sim,) for c in sim_cases(args.image, args.sim, args.harts)]
     else:
-        if not args.kernel:
-            ap.error("--kernel is required for the QEMU cases")
-        todo = cases(args.image, args.kernel)
+        if not args.kernel or not args.modules:
+            ap.error("--kernel and --modules are required for the QEMU cases")
+        todo = cases(args.image, args.kernel, args.modules)
     results = [run_case(*c) for c in todo if not args.only or c[0] == args.only]
     if not results:
         sys.exit(f"no case named {args.only}")

@@ -50,6 +50,23 @@ def place(image, base, segs, limit, name):
         image[off:end] = blob
 
 
+NAME_LEN = 32
+
+
+def module_table(files, magic):
+    """The boot-module window: header, entries, then each file 4 KiB aligned (sw/lib/bootmods)."""
+    header = struct.pack("<QQ", magic, len(files))
+    off = (16 + len(files) * (NAME_LEN + 16) + 4095) & ~4095
+    entries, blobs = b"", bytearray()
+    for name, data in files:
+        if len(name.encode()) >= NAME_LEN:
+            sys.exit(f"mkimage: module name '{name}' is too long")
+        entries += name.encode().ljust(NAME_LEN, b"\0") + struct.pack("<QQ", off + len(blobs), len(data))
+        blobs += data + bytes((-len(data)) % 4096)
+    table = header + entries
+    return table + bytes(off - len(table)) + bytes(blobs)
+
+
 def flat(elf):
     segs = load_segments(elf)
     base = min(p for p, _, _ in segs)
@@ -63,6 +80,8 @@ def main():
     ap.add_argument("--manifest")
     ap.add_argument("--elf", action="append", default=[], metavar="PART=PATH")
     ap.add_argument("--flat", metavar="ELF")
+    ap.add_argument("--part-out", action="append", default=[], metavar="PART=PATH",
+                    help="also write one part's window (e.g. the boot modules) to its own file")
     ap.add_argument("-o", "--output", required=True)
     args = ap.parse_args()
     if args.flat:
@@ -83,16 +102,32 @@ def main():
     paths = dict(e.split("=", 1) for e in args.elf)
     base = value(manifest["image"]["base"])
     image = bytearray()
+    part_out = {}
     for part in manifest["part"]:
         name = part["name"]
+        window = (value(part["base"]), value(part["base"]) + value(part["size"]))
+        if part.get("kind") == "modules":
+            # Whole ELF files the kernel loads itself (the root task first).
+            missing = [m for m in part["modules"] if m not in paths]
+            if missing:
+                sys.exit(f"mkimage: no --elf given for modules {missing}")
+            blob = module_table([(m, open(paths[m], "rb").read()) for m in part["modules"]],
+                                value("image.modules_magic"))
+            place(image, base, [(window[0], blob, len(blob))], window[1], name)
+            part_out[name] = blob
+            continue
         if name not in paths:
             sys.exit(f"mkimage: no --elf given for part '{name}'")
-        window = (value(part["base"]), value(part["base"]) + value(part["size"]))
         place(image, base, load_segments(paths[name]), window[1], name)
         if min(p for p, _, _ in load_segments(paths[name])) < window[0]:
             sys.exit(f"{name}: loads below its window base {window[0]:#x}")
     open(args.output, "wb").write(bytes(image))
     print(f"mkimage: {args.output}: {len(image)} bytes at {base:#x}")
+    for spec in args.part_out:
+        name, path = spec.split("=", 1)
+        if name not in part_out:
+            sys.exit(f"mkimage: --part-out: no modules part named '{name}'")
+        open(path, "wb").write(part_out[name])
 
 
 if __name__ == "__main__":

@@ -59,5 +59,19 @@ class MkimageTest(unittest.TestCase):
             self.assertIn("outside its window", p.stdout + p.stderr)
 
 
+class ModulesTest(unittest.TestCase):
+    def test_module_table_layout(self):
+        sys.path.insert(0, HERE)
+        import mkimage
+        blob = mkimage.module_table([("roottask", b"\x7fELF" + bytes(100)), ("srv", b"abc")], 0x1234)
+        magic, count = struct.unpack_from("<QQ", blob, 0)
+        self.assertEqual((magic, count), (0x1234, 2))
+        name, off, size = struct.unpack_from("<32sQQ", blob, 16)
+        self.assertEqual((name.rstrip(b"\0"), off, size), (b"roottask", 4096, 104))
+        self.assertEqual(blob[off:off + 4], b"\x7fELF")
+        _, off2, size2 = struct.unpack_from("<32sQQ", blob, 16 + 48)
+        self.assertEqual((off2 % 4096, size2, blob[off2:off2 + 3]), (0, 3, b"abc"))
+
+
 if __name__ == "__main__":
     unittest.main()

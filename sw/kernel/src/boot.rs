@@ -59,9 +59,11 @@ pub extern "C" fn boot_main(hart: usize, dtb: usize) -> ! {
         cpu::cycles() - c0,
         hart
     );
-    if passed {
-        arch::exit::pass()
-    } else {
+    if !passed {
         arch::exit::fail(3)
+    }
+    match crate::rootserver::start() {
+        Ok(()) => arch::exit::pass(), // no root task: the boot checks were the whole run
+        Err(e) => panic!("cannot start the root task: {e:?}"),
     }
 }

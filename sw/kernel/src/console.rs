@@ -43,6 +43,13 @@ pub fn print(args: fmt::Arguments) {
     }
 }
 
+/// One byte from user space (DebugPutChar); '\n' becomes CRLF like kernel output.
+pub fn put_byte(b: u8) {
+    let mut buf = [0u8; 4];
+    let s = (b as char).encode_utf8(&mut buf);
+    print(format_args!("{}", if b.is_ascii() { s } else { "?" }));
+}
+
 /// For panics: never wait for a lock another hart might hold forever.
 pub fn panic_print(args: fmt::Arguments) {
     crate::arch::cpu::interrupts_off();

@@ -19,9 +19,15 @@ mod mm;
 #[cfg(target_arch = "riscv64")]
 mod percpu;
 #[cfg(target_arch = "riscv64")]
+mod rootserver;
+#[cfg(target_arch = "riscv64")]
 mod selftest;
 #[cfg(target_arch = "riscv64")]
 mod smp;
+#[cfg(target_arch = "riscv64")]
+mod syscall;
+#[cfg(target_arch = "riscv64")]
+mod thread;
 
 #[cfg(target_arch = "riscv64")]
 #[panic_handler]

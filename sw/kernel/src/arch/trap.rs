@@ -1,5 +1,9 @@
-//! Kernel trap entry and dispatch. Kernel threads only for now; the user-mode path (sscratch
-//! swap to the thread's trap frame) arrives with user threads.
+//! Trap entry and dispatch.
+//!
+//! `sscratch` says where a trap came from: 0 while the kernel runs, the current thread's
+//! `UserContext` while a user thread runs. A user trap saves the registers into that context and
+//! continues on this hart's kernel stack (its top is kept in the context's x0 slot); a kernel
+//! trap pushes a `TrapFrame` on the current kernel stack.
 use super::csr::*;
 use crate::{arch, percpu};
 use core::sync::atomic::Ordering;
@@ -17,37 +21,13 @@ core::arch::global_asm!(
     ".balign 4",
     ".globl kernel_trap_vector",
     "kernel_trap_vector:",
+    "   csrrw sp, sscratch, sp",
+    "   bnez sp, .Lfrom_user",
+    "   csrrw sp, sscratch, sp",       // kernel trap: sp back, sscratch 0 again
     "   addi sp, sp, -{frame}",
-    "   sd x1, 1*8(sp)",
-    "   sd x3, 3*8(sp)",
-    "   sd x4, 4*8(sp)",
-    "   sd x5, 5*8(sp)",
-    "   sd x6, 6*8(sp)",
-    "   sd x7, 7*8(sp)",
-    "   sd x8, 8*8(sp)",
-    "   sd x9, 9*8(sp)",
-    "   sd x10, 10*8(sp)",
-    "   sd x11, 11*8(sp)",
-    "   sd x12, 12*8(sp)",
-    "   sd x13, 13*8(sp)",
-    "   sd x14, 14*8(sp)",
-    "   sd x15, 15*8(sp)",
-    "   sd x16, 16*8(sp)",
-    "   sd x17, 17*8(sp)",
-    "   sd x18, 18*8(sp)",
-    "   sd x19, 19*8(sp)",
-    "   sd x20, 20*8(sp)",
-    "   sd x21, 21*8(sp)",
-    "   sd x22, 22*8(sp)",
-    "   sd x23, 23*8(sp)",
-    "   sd x24, 24*8(sp)",
-    "   sd x25, 25*8(sp)",
-    "   sd x26, 26*8(sp)",
-    "   sd x27, 27*8(sp)",
-    "   sd x28, 28*8(sp)",
-    "   sd x29, 29*8(sp)",
-    "   sd x30, 30*8(sp)",
-    "   sd x31, 31*8(sp)",
+    "   .irp n, 1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31",
+    "   sd x\\n, \\n*8(sp)",
+    "   .endr",
     "   addi t0, sp, {frame}",
     "   sd t0, 2*8(sp)",
     "   csrr t0, sepc",
@@ -60,41 +40,80 @@ core::arch::global_asm!(
     "   csrw sepc, t0",
     "   ld t0, 33*8(sp)",
     "   csrw sstatus, t0",
-    "   ld x1, 1*8(sp)",
-    "   ld x3, 3*8(sp)",
-    "   ld x4, 4*8(sp)",
-    "   ld x6, 6*8(sp)",
-    "   ld x7, 7*8(sp)",
-    "   ld x8, 8*8(sp)",
-    "   ld x9, 9*8(sp)",
-    "   ld x10, 10*8(sp)",
-    "   ld x11, 11*8(sp)",
-    "   ld x12, 12*8(sp)",
-    "   ld x13, 13*8(sp)",
-    "   ld x14, 14*8(sp)",
-    "   ld x15, 15*8(sp)",
-    "   ld x16, 16*8(sp)",
-    "   ld x17, 17*8(sp)",
-    "   ld x18, 18*8(sp)",
-    "   ld x19, 19*8(sp)",
-    "   ld x20, 20*8(sp)",
-    "   ld x21, 21*8(sp)",
-    "   ld x22, 22*8(sp)",
-    "   ld x23, 23*8(sp)",
-    "   ld x24, 24*8(sp)",
-    "   ld x25, 25*8(sp)",
-    "   ld x26, 26*8(sp)",
-    "   ld x27, 27*8(sp)",
-    "   ld x28, 28*8(sp)",
-    "   ld x29, 29*8(sp)",
-    "   ld x30, 30*8(sp)",
-    "   ld x31, 31*8(sp)",
-    "   ld x5, 5*8(sp)",
+    "   .irp n, 1,3,4,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,5", // t0 (x5) last: it carried sepc
+    "   ld x\\n, \\n*8(sp)",
+    "   .endr",
     "   addi sp, sp, {frame}",
+    "   sret",
+    // ---- from user mode: sp = &UserContext, sscratch = user sp
+    ".Lfrom_user:",
+    "   .irp n, 1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31",
+    "   sd x\\n, \\n*8(sp)",
+    "   .endr",
+    "   csrr t0, sscratch",
+    "   sd t0, 2*8(sp)",
+    "   csrr t0, sepc",
+    "   sd t0, 32*8(sp)",
+    "   csrw sscratch, zero",
+    "   mv a0, sp",
+    "   ld sp, 0(sp)",                 // this hart's kernel stack top
+    "   ld tp, 33*8(a0)",              // this hart's PerCpu
+    "   call {user_handler}",          // never returns: it leaves through return_to_user
+    "   unimp",
+    ".globl return_to_user",
+    "return_to_user:",                 // a0 = &UserContext
+    "   csrw sscratch, a0",
+    "   ld t0, 32*8(a0)",
+    "   csrw sepc, t0",
+    "   .irp n, 1,2,3,4,5,6,7,8,9,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,10", // a0 last: it is the base
+    "   ld x\\n, \\n*8(a0)",
+    "   .endr",
     "   sret",
     frame = const core::mem::size_of::<TrapFrame>(),
     handler = sym kernel_trap,
+    user_handler = sym crate::syscall::user_trap,
 );
+
+/// A user thread's registers while it is in the kernel. x0's slot holds the kernel stack top of
+/// the hart it runs on, and `percpu` the hart's `PerCpu`: the trap vector needs both.
+#[repr(C)]
+#[derive(Clone, Debug)]
+pub struct UserContext {
+    pub regs: [usize; 32],
+    pub sepc: usize,
+    pub percpu: usize,
+}
+
+impl UserContext {
+    pub const fn new() -> Self {
+        UserContext { regs: [0; 32], sepc: 0, percpu: 0 }
+    }
+}
+
+/// Enter user mode with `ctx` on this hart. Interrupts are enabled in user mode.
+pub fn enter_user(ctx: &mut UserContext) -> ! {
+    extern "C" {
+        fn return_to_user(ctx: *mut UserContext) -> !;
+    }
+    let cpu = crate::percpu::this();
+    ctx.regs[0] = crate::arch::entry::stack_of(cpu.hart).1;
+    ctx.percpu = cpu as *const _ as usize;
+    const SPP: usize = 1 << 8;
+    const SPIE: usize = 1 << 5;
+    csrc!("sstatus", SPP | SSTATUS_SIE);
+    csrs!("sstatus", SPIE);
+    // SAFETY: ctx describes a user thread whose address space is active on this hart.
+    unsafe { return_to_user(ctx) }
+}
+
+/// Interrupts are handled the same whichever mode they interrupted.
+pub fn handle_interrupt(scause: usize, cpu: &percpu::PerCpu) {
+    match scause & !INTERRUPT {
+        IRQ_S_TIMER => arch::timer::on_interrupt(cpu),
+        IRQ_S_SOFT => arch::ipi::on_interrupt(cpu),
+        code => panic!("unexpected interrupt {code} on hart {}", cpu.hart),
+    }
+}
 
 pub fn install() {
     extern "C" {
@@ -108,11 +127,7 @@ extern "C" fn kernel_trap(f: &mut TrapFrame) {
     let scause = csrr!("scause");
     let cpu = percpu::this();
     if scause & INTERRUPT != 0 {
-        match scause & !INTERRUPT {
-            IRQ_S_TIMER => arch::timer::on_interrupt(cpu),
-            IRQ_S_SOFT => arch::ipi::on_interrupt(cpu),
-            code => panic!("unexpected interrupt {code} on hart {}", cpu.hart),
-        }
+        handle_interrupt(scause, cpu);
         return;
     }
     // An expected fault (crate::mm::probe): resume at the fix-up address instead of dying.

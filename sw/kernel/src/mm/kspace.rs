@@ -3,22 +3,11 @@
 use super::{frames, phys_to_virt, virt_to_phys};
 use devtree::Region;
 use spin::Once;
-use sv39::{Flags, Mapper, PhysMem, Pte, ENTRIES};
+use super::WindowMem;
+use sv39::{Flags, Mapper};
 
 /// `satp` of the kernel address space, once built.
 static KERNEL_SATP: Once<usize> = Once::new();
-
-struct WindowMem;
-
-impl PhysMem for WindowMem {
-    fn alloc_table(&mut self) -> Option<usize> {
-        frames::alloc_zeroed()
-    }
-    fn table(&mut self, pa: usize) -> &mut [Pte; ENTRIES] {
-        // SAFETY: page-table frames come from alloc_table and live in the window.
-        unsafe { &mut *(phys_to_virt(pa) as *mut [Pte; ENTRIES]) }
-    }
-}
 
 /// Build the kernel page table. Returns its satp value.
 pub fn build(m: &devtree::Machine) -> usize {
@@ -68,4 +57,10 @@ pub fn translate(va: usize) -> Option<(usize, Flags)> {
 /// Frames used by the kernel page table (for the boot report).
 pub fn table_frames() -> usize {
     frames::frames_taken()
+}
+
+/// Physical address of the kernel's root table (its upper half is shared with user spaces).
+pub fn root() -> usize {
+    let satp = *KERNEL_SATP.get().expect("kernel page table not built");
+    (satp & ((1 << 44) - 1)) << 12
 }

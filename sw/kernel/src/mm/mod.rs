@@ -2,6 +2,7 @@
 pub mod frames;
 pub mod kspace;
 pub mod probe;
+pub mod vspace;
 
 use platform::image::KERNEL_WINDOW;
 
@@ -12,4 +13,18 @@ pub fn phys_to_virt(pa: usize) -> usize {
 pub fn virt_to_phys(va: usize) -> usize {
     debug_assert!(va >= KERNEL_WINDOW);
     va - KERNEL_WINDOW
+}
+
+/// Page-table frames seen through the kernel window: how `sv39::Mapper` reaches physical memory
+/// in the kernel (new tables come from the boot frame allocator).
+pub(crate) struct WindowMem;
+
+impl sv39::PhysMem for WindowMem {
+    fn alloc_table(&mut self) -> Option<usize> {
+        frames::alloc_zeroed()
+    }
+    fn table(&mut self, pa: usize) -> &mut [sv39::Pte; sv39::ENTRIES] {
+        // SAFETY: table frames come from alloc_table (or the kernel's own) and live in the window.
+        unsafe { &mut *(phys_to_virt(pa) as *mut [sv39::Pte; sv39::ENTRIES]) }
+    }
 }
