@@ -118,3 +118,32 @@ pub const EXC_LOAD_PAGE: usize = 13;
 pub const EXC_STORE_PAGE: usize = 15;
 
 pub const INTERRUPT: usize = 1 << 63;
+
+/// Read a doubleword at an S-mode virtual address the way S-mode would see it (MPRV: S-mode
+/// translation and PMP), for SBI calls that pass pointers. `None` if the access faults; a
+/// temporary `mtvec` turns the fault into that answer. Call only from a trap taken from S-mode
+/// (mstatus.MPP = S).
+pub fn read_smode_u64(addr: usize) -> Option<u64> {
+    const MPRV: usize = 1 << 17;
+    let ok: usize;
+    let v: usize;
+    // SAFETY: MPRV is set only around the one load and always cleared again.
+    unsafe {
+        core::arch::asm!(
+            "csrr {saved}, mtvec",
+            "la {tmp}, 1f",
+            "csrw mtvec, {tmp}",
+            "li {ok}, 1",
+            "csrs mstatus, {mprv}",
+            "ld {v}, 0({addr})",
+            "j 2f",
+            ".balign 4",
+            "1: li {ok}, 0",
+            "li {v}, 0",
+            "2: csrc mstatus, {mprv}",
+            "csrw mtvec, {saved}",
+            saved = out(reg) _, tmp = out(reg) _, ok = out(reg) ok, v = out(reg) v,
+            addr = in(reg) addr, mprv = in(reg) MPRV, options(nostack));
+    }
+    (ok != 0).then_some(v as u64)
+}

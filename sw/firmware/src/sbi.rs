@@ -115,14 +115,18 @@ fn debug_console(func: usize, a: [usize; 6]) -> SbiRet {
 }
 
 fn legacy(hart: usize, ext: usize, a: [usize; 6]) -> isize {
-    let all_or_mask = |ptr: usize| {
-        // v0.1 passes a pointer to a hart mask in S-mode memory, or 0 for all harts.
+    // v0.1 passes a pointer to a hart mask in S-mode's (virtual) memory, or 0 for all harts.
+    // A pointer S-mode could not read itself is refused rather than followed.
+    let all_or_mask = |ptr: usize| -> Option<HartMask> {
         if ptr == 0 {
-            HartMask::ALL
+            Some(HartMask::ALL)
         } else {
-            // SAFETY: reads one word S-mode handed us; it has PMP access to the same RAM.
-            HartMask { mask: unsafe { core::ptr::read_volatile(ptr as *const usize) }, base: 0 }
+            csr::read_smode_u64(ptr).map(|mask| HartMask { mask: mask as usize, base: 0 })
         }
+    };
+    let post = |ptr: usize, op: usize| match all_or_mask(ptr) {
+        Some(mask) => ipi::send(mask, op).error,
+        None => error::INVALID_ADDRESS,
     };
     match ext {
         eid::LEGACY_SET_TIMER => set_timer(hart, a[0] as u64).error,
@@ -135,9 +139,9 @@ fn legacy(hart: usize, ext: usize, a: [usize; 6]) -> isize {
             csr::csrc!("mip", csr::IRQ_SSI);
             0
         }
-        eid::LEGACY_SEND_IPI => ipi::send(all_or_mask(a[0]), ipi::OP_SSIP).error,
-        eid::LEGACY_REMOTE_FENCE_I => ipi::send(all_or_mask(a[0]), ipi::OP_FENCE_I).error,
-        eid::LEGACY_REMOTE_SFENCE_VMA | eid::LEGACY_REMOTE_SFENCE_VMA_ASID => ipi::send(all_or_mask(a[0]), ipi::OP_SFENCE_VMA).error,
+        eid::LEGACY_SEND_IPI => post(a[0], ipi::OP_SSIP),
+        eid::LEGACY_REMOTE_FENCE_I => post(a[0], ipi::OP_FENCE_I),
+        eid::LEGACY_REMOTE_SFENCE_VMA | eid::LEGACY_REMOTE_SFENCE_VMA_ASID => post(a[0], ipi::OP_SFENCE_VMA),
         eid::LEGACY_SHUTDOWN => exit::pass(),
         _ => error::NOT_SUPPORTED as isize,
     }

@@ -43,6 +43,10 @@ pub fn run(m: &devtree::Machine, boot: usize) -> bool {
     }
     all &= report("ipi", answered == n - 1, format_args!("{}/{} harts answered", answered, n - 1));
 
+    if let Some(target) = others().next() {
+        all &= legacy_ipi_check(m, target);
+    }
+
     if let Some(victim) = others().last() {
         let ok = hsm_cycle(m, victim);
         all &= report("hsm", ok, format_args!("hart {victim} stopped and restarted"));
@@ -121,4 +125,22 @@ fn idle_check(m: &devtree::Machine, boot: usize) -> bool {
         }
     }
     report("idle", ok, format_args!("{} idle harts; at most {} wfi wakeups for {} interrupts", idle.len(), worst.0, worst.1))
+}
+
+/// SBI v0.1 send_ipi takes a *virtual* pointer to the hart mask: the firmware must read it
+/// through S-mode's translation (ours and OpenSBI both do). Ours also refuses a pointer S-mode
+/// cannot read instead of faulting.
+fn legacy_ipi_check(m: &devtree::Machine, target: usize) -> bool {
+    let mask: usize = 1 << target;
+    let before = percpu::of(target).ipis.load(Ordering::Acquire);
+    let sent = sbi_defs::call::legacy_send_ipi(&mask) == 0;
+    let arrived = sent && wait_for(m, 1000, || percpu::of(target).ipis.load(Ordering::Acquire) > before);
+    let ours = sbi_defs::call::impl_id() == sbi_defs::IMPL_ID;
+    // A low-half address: nothing is mapped there in the kernel's address space.
+    let refused = !ours || sbi_defs::call::legacy_send_ipi(0x1000 as *const usize) == sbi_defs::error::INVALID_ADDRESS;
+    report(
+        "sbi",
+        arrived && refused,
+        format_args!("legacy send_ipi through a virtual mask pointer: {}, bad pointer refused: {}", arrived, if ours { refused } else { true }),
+    )
 }

@@ -177,6 +177,10 @@ pub mod call {
     pub fn system_reset(kind: usize, reason: usize) -> SbiRet {
         ecall(eid::SRST, srst::SYSTEM_RESET, [kind, reason, 0])
     }
+    /// v0.1 send_ipi: `mask` points to a hart mask in S-mode memory (a virtual address).
+    pub fn legacy_send_ipi(mask: *const usize) -> isize {
+        ecall(eid::LEGACY_SEND_IPI, 0, [mask as usize, 0, 0]).error
+    }
     pub fn legacy_putchar(c: u8) {
         ecall(eid::LEGACY_CONSOLE_PUTCHAR, 0, [c as usize, 0, 0]);
     }
