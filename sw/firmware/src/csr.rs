@@ -122,7 +122,8 @@ pub const INTERRUPT: usize = 1 << 63;
 /// Read a doubleword at an S-mode virtual address the way S-mode would see it (MPRV: S-mode
 /// translation and PMP), for SBI calls that pass pointers. `None` if the access faults; a
 /// temporary `mtvec` turns the fault into that answer. Call only from a trap taken from S-mode
-/// (mstatus.MPP = S).
+/// (mstatus.MPP = S). A fault here is a trap from M-mode, which overwrites mstatus.MPP/MPIE
+/// and mepc: mstatus is restored whole below, mepc comes back from the trap frame.
 pub fn read_smode_u64(addr: usize) -> Option<u64> {
     const MPRV: usize = 1 << 17;
     let ok: usize;
@@ -131,6 +132,7 @@ pub fn read_smode_u64(addr: usize) -> Option<u64> {
     unsafe {
         core::arch::asm!(
             "csrr {saved}, mtvec",
+            "csrr {status}, mstatus",
             "la {tmp}, 1f",
             "csrw mtvec, {tmp}",
             "li {ok}, 1",
@@ -140,9 +142,9 @@ pub fn read_smode_u64(addr: usize) -> Option<u64> {
             ".balign 4",
             "1: li {ok}, 0",
             "li {v}, 0",
-            "2: csrc mstatus, {mprv}",
+            "2: csrw mstatus, {status}",
             "csrw mtvec, {saved}",
-            saved = out(reg) _, tmp = out(reg) _, ok = out(reg) ok, v = out(reg) v,
+            saved = out(reg) _, status = out(reg) _, tmp = out(reg) _, ok = out(reg) ok, v = out(reg) v,
             addr = in(reg) addr, mprv = in(reg) MPRV, options(nostack));
     }
     (ok != 0).then_some(v as u64)
