@@ -29,3 +29,31 @@ pub mod layout {
     pub const ROOT_STACK_TOP: usize = 0x3f_0000_0000;
     pub const ROOT_STACK_PAGES: usize = 16;
 }
+
+/// Invocation results, numbered as seL4's `seL4_Error`.
+pub mod error {
+    pub const NO_ERROR: usize = 0;
+    pub const INVALID_ARGUMENT: usize = 1;
+    pub const INVALID_CAPABILITY: usize = 2;
+    pub const ILLEGAL_OPERATION: usize = 3;
+    pub const RANGE_ERROR: usize = 4;
+    pub const ALIGNMENT_ERROR: usize = 5;
+    pub const FAILED_LOOKUP: usize = 6;
+    pub const TRUNCATED_MESSAGE: usize = 7;
+    pub const DELETE_FIRST: usize = 8;
+    pub const REVOKE_FIRST: usize = 9;
+    pub const NOT_ENOUGH_MEMORY: usize = 10;
+}
+
+/// Kernel object types for Untyped_Retype, numbered as seL4 on RISC-V (non-MCS).
+pub mod object {
+    pub const UNTYPED: usize = 0;
+    pub const TCB: usize = 1;
+    pub const ENDPOINT: usize = 2;
+    pub const NOTIFICATION: usize = 3;
+    pub const CNODE: usize = 4;
+    pub const GIGA_PAGE: usize = 5;
+    pub const PAGE_4K: usize = 6;
+    pub const MEGA_PAGE: usize = 7;
+    pub const PAGE_TABLE: usize = 8;
+}

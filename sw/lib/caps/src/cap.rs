@@ -1,0 +1,126 @@
+//! Capability values.
+
+/// Access rights carried by endpoint, notification and frame capabilities.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Rights {
+    pub write: bool,
+    pub read: bool,
+    pub grant: bool,
+    pub grant_reply: bool,
+}
+
+impl Rights {
+    pub const ALL: Rights = Rights { write: true, read: true, grant: true, grant_reply: true };
+    pub const NONE: Rights = Rights { write: false, read: false, grant: false, grant_reply: false };
+
+    /// seL4's `seL4_CapRights_t` word: bit0 write, bit1 read, bit2 grant, bit3 grant-reply.
+    pub fn from_word(w: u64) -> Rights {
+        Rights { write: w & 1 != 0, read: w & 2 != 0, grant: w & 4 != 0, grant_reply: w & 8 != 0 }
+    }
+
+    pub fn intersect(self, o: Rights) -> Rights {
+        Rights {
+            write: self.write && o.write,
+            read: self.read && o.read,
+            grant: self.grant && o.grant,
+            grant_reply: self.grant_reply && o.grant_reply,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Cap {
+    #[default]
+    Null,
+    /// `free_index`: bytes already retyped from the start (the watermark).
+    Untyped { base: u64, size_bits: u8, free_index: u64, device: bool },
+    CNode { base: u64, radix: u8, guard: u64, guard_bits: u8 },
+    Endpoint { obj: u64, badge: u64, rights: Rights },
+    Notification { obj: u64, badge: u64, rights: Rights },
+    Tcb { obj: u64 },
+    Frame { base: u64, size_bits: u8, rights: Rights, mapped: Option<(u16, u64)> },
+    PageTable { base: u64, mapped: Option<(u16, u64)> },
+    IrqControl,
+    IrqHandler { irq: u32 },
+}
+
+impl Cap {
+    pub fn is_null(&self) -> bool {
+        matches!(self, Cap::Null)
+    }
+
+    /// The object this cap names, as (type tag, base address), for identity comparisons.
+    pub fn object(&self) -> Option<(u8, u64)> {
+        Some(match *self {
+            Cap::Null | Cap::IrqControl => return None,
+            Cap::Untyped { base, .. } => (0, base),
+            Cap::CNode { base, .. } => (4, base),
+            Cap::Endpoint { obj, .. } => (2, obj),
+            Cap::Notification { obj, .. } => (3, obj),
+            Cap::Tcb { obj } => (1, obj),
+            Cap::Frame { base, .. } => (6, base),
+            Cap::PageTable { base, .. } => (8, base),
+            Cap::IrqHandler { irq } => (9, irq as u64),
+        })
+    }
+
+    /// Memory range an object cap covers (Untyped parenthood is by containment).
+    pub fn region(&self) -> Option<(u64, u64)> {
+        match *self {
+            Cap::Untyped { base, size_bits, .. } | Cap::Frame { base, size_bits, .. } => Some((base, 1 << size_bits)),
+            Cap::CNode { base, radix, .. } => Some((base, (1u64 << radix) * crate::cdt::SLOT_BYTES)),
+            Cap::Endpoint { obj, .. } | Cap::Notification { obj, .. } | Cap::Tcb { obj } => Some((obj, 1)),
+            Cap::PageTable { base, .. } => Some((base, 4096)),
+            _ => None,
+        }
+    }
+
+    pub fn badge(&self) -> u64 {
+        match *self {
+            Cap::Endpoint { badge, .. } | Cap::Notification { badge, .. } => badge,
+            _ => 0,
+        }
+    }
+
+    /// A copy stripped of rights not in `mask` (seL4 maskCapRights).
+    pub fn mask_rights(self, mask: Rights) -> Cap {
+        match self {
+            Cap::Endpoint { obj, badge, rights } => Cap::Endpoint { obj, badge, rights: rights.intersect(mask) },
+            Cap::Notification { obj, badge, rights } => Cap::Notification { obj, badge, rights: rights.intersect(mask) },
+            Cap::Frame { base, size_bits, rights, mapped } => Cap::Frame { base, size_bits, rights: rights.intersect(mask), mapped },
+            c => c,
+        }
+    }
+
+    /// Mint's data word: a badge for endpoints and notifications (only an unbadged cap can be
+    /// badged), a new guard for CNodes (seL4 updateCapData). `None` means the result is Null.
+    pub fn update_data(self, data: u64) -> Option<Cap> {
+        match self {
+            Cap::Endpoint { obj, badge: 0, rights } => Some(Cap::Endpoint { obj, badge: data, rights }),
+            Cap::Notification { obj, badge: 0, rights } => Some(Cap::Notification { obj, badge: data, rights }),
+            Cap::Endpoint { .. } | Cap::Notification { .. } => None,
+            Cap::CNode { base, radix, .. } => {
+                // seL4 layout of the data word: guard size in bits 5:0, guard value above.
+                let guard_bits = (data & 0x3f) as u8;
+                let guard = data >> 6;
+                if guard_bits as u32 + radix as u32 > 64 || (guard_bits < 64 && guard >> guard_bits != 0) {
+                    return None;
+                }
+                Some(Cap::CNode { base, radix, guard, guard_bits })
+            }
+            c => Some(c),
+        }
+    }
+
+    /// The cap Copy/Mint may place in a new slot (seL4 deriveCap): mapped frames and page
+    /// tables are copied unmapped; IRQControl cannot be copied.
+    pub fn derive(self) -> Result<Cap, crate::Error> {
+        match self {
+            Cap::Null => Err(crate::Error::InvalidCapability(1)),
+            Cap::IrqControl => Err(crate::Error::IllegalOperation),
+            Cap::Frame { base, size_bits, rights, .. } => Ok(Cap::Frame { base, size_bits, rights, mapped: None }),
+            Cap::PageTable { mapped: Some(_), .. } => Err(crate::Error::IllegalOperation),
+            c => Ok(c),
+        }
+    }
+}
