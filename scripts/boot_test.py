@@ -36,6 +36,7 @@ def expect_root_task(inner):
     def check(out):
         problems = inner(out)
         for line in ["[roottask] hello from user mode",
+                     "[roottask] cycle counter readable from user mode: ok",
                      "[roottask] registers preserved across system calls: ok",
                      "[kernel] DebugHalt(0) from the root task"]:
             if line not in out:

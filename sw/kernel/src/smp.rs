@@ -10,6 +10,8 @@ pub fn come_online() {
     let starts = cpu.starts.fetch_add(1, Ordering::AcqRel) + 1;
     timer::start();
     ipi::enable();
+    // User code may read cycle, time and instret itself (benchmarks; the firmware allows S).
+    crate::arch::csr::csrw!("scounteren", 0b111);
     cpu.online.store(true, Ordering::Release);
     cpu::interrupts_on();
     kprintln!(

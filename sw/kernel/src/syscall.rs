@@ -17,7 +17,7 @@ pub extern "C" fn user_trap(ctx: &mut UserContext) -> ! {
         ctx.sepc += 4;
         handle_syscall(ctx);
     } else {
-        // No fault endpoints yet: report and stop the thread for good.
+        // No fault endpoints yet: report and stop the thread.
         kprintln!(
             "[kernel] user fault: scause {:#x} at pc {:#x}, stval {:#x}; thread stopped",
             scause,

@@ -9,9 +9,11 @@ pub fn count_yield() {
     YIELDS.fetch_add(1, Ordering::Relaxed);
 }
 
-/// Nothing else to run: this hart idles.
+/// The current thread faulted with no one to handle it. The root task is the only thread so
+/// far, so the run is over, and it failed (rather than hanging until a test times out).
 pub fn stop_current() -> ! {
-    arch::cpu::idle()
+    crate::kprintln!("[kernel] the root task cannot continue: ending the run");
+    arch::exit::fail(4)
 }
 
 /// The root task's register state at its entry point.

@@ -57,9 +57,19 @@ mod rt {
         bad == 0
     }
 
+    /// Benchmarks read the cycle counter from user mode (scounteren must allow it).
+    fn cycle_counter_readable() -> bool {
+        let (a, b): (usize, usize);
+        // SAFETY: reads a counter CSR.
+        unsafe { core::arch::asm!("rdcycle {0}", "nop", "rdcycle {1}", out(reg) a, out(reg) b) };
+        b > a
+    }
+
     extern "C" fn main() -> ! {
         println!("[roottask] hello from user mode");
-        let regs_ok = registers_survive_syscalls();
+        let cycles_ok = cycle_counter_readable();
+        println!("[roottask] cycle counter readable from user mode: {}", if cycles_ok { "ok" } else { "FAILED" });
+        let regs_ok = registers_survive_syscalls() && cycles_ok;
         println!("[roottask] registers preserved across system calls: {}", if regs_ok { "ok" } else { "FAILED" });
         for _ in 0..3 {
             syscall::yield_now();
