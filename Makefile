@@ -3,7 +3,7 @@
 # build controls lives in $(CACHE_DIR).
 #
 #   make run        build the image and boot it under QEMU virt, 4 harts, our firmware
-#   make test       host unit tests + QEMU boot tests (+ hardware tests)
+#   make test       every test: host units, QEMU boots, FPGA flow checks, UINTC units, RTL boot
 #   make sw         firmware, kernel and the bootable image only
 #   make constants  the shared constants in every language (build/gen/)
 #   make verilog    the SoC's Verilog, DTS/DTB and constants (CONFIG=UintrQuadConfig|UintrSingleConfig)
@@ -51,9 +51,9 @@ SIM_BIN := $(BUILD)/sim/$(SIM_VARIANT)/sim
 all: sw
 
 help:
-	@sed -n '1,12p' Makefile
+	@sed -n '1,/^$$/p' Makefile
 
-# Marker so deps run once per make invocation, not once per target.
+# Marker so deps run once per build directory (`make deps` forces a new check).
 DEPS_DONE := $(BUILD)/.deps-ok
 deps:
 	@mkdir -p $(BUILD) $(CACHE_DIR)
