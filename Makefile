@@ -3,7 +3,8 @@
 # build controls lives in $(CACHE_DIR).
 #
 #   make run        build the image and boot it under QEMU virt, 4 harts, our firmware
-#   make test       every test: host units, QEMU boots, FPGA flow checks, UINTC units, RTL boot
+#   make test       every test: host units, QEMU boots, FPGA flow checks, UINTC units,
+#                   bare-metal RTL tests of the cores, the image's boot on the 4-core RTL
 #   make sw         firmware, kernel and the bootable image only
 #   make constants  the shared constants in every language (build/gen/)
 #   make verilog    the SoC's Verilog, DTS/DTB and constants (CONFIG=UintrQuadConfig|UintrSingleConfig)
@@ -46,7 +47,7 @@ FST ?=
 SIM_VARIANT := $(SIM_CONFIG)$(if $(CHECKED),-checked,-fast)$(if $(FST),-trace,)
 SIM_BIN := $(BUILD)/sim/$(SIM_VARIANT)/sim
 
-.PHONY: all deps sw run test test-host test-boot test-nofp test-fpga test-hw test-sim constants verilog sim sim-build bitstream flash clean help
+.PHONY: all deps sw run test test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build bitstream flash clean help
 
 all: sw
 
@@ -84,7 +85,7 @@ sw: | $(DEPS_DONE)
 run: sw
 	scripts/qemu.sh $(IMAGE)
 
-test: test-host test-nofp test-boot test-fpga test-hw test-sim
+test: test-host test-nofp test-boot test-fpga test-hw test-rtl test-sim
 	@echo "make test: all passed"
 
 test-host: | $(DEPS_DONE)
@@ -115,6 +116,10 @@ sim: sw sim-build
 
 test-hw: | $(DEPS_DONE)
 	$(MAKE) -C hw test BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
+
+# Bare-metal tests of the patched cores and the UINTC on the RTL (hw/tests).
+test-rtl: | $(DEPS_DONE)
+	$(MAKE) -C hw test-rtl BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
 
 # The real image on the 4-hart RTL (fast build), checked like the QEMU boots.
 test-sim: sw

@@ -63,7 +63,9 @@ lazy val rocketchip = (project in file("rocketchip"))
       ((rocketDir ** "*.scala").get.toSet -- macroSources.value -- hardfloatSources.value).toSeq.sorted,
     // vsrc/ and csrc/ must be classpath resources: BlackBox helpers look them up as /vsrc/*.v.
     Compile / unmanagedResourceDirectories := Seq(rocketDir),
-    Compile / unmanagedResources := ((rocketDir / "vsrc" ** "*").get ++ (rocketDir / "csrc" ** "*").get).filter(_.isFile)
+    Compile / unmanagedResources := ((rocketDir / "vsrc" ** "*").get ++ (rocketDir / "csrc" ** "*").get).filter(_.isFile),
+    // our core patches (hw/patches) read CSR numbers and uipi encodings from platform.toml too
+    platformConstants
   )
 
 // Shared constants from platform/platform.toml, regenerated on every compile (gen.py only
@@ -83,7 +85,7 @@ lazy val uintc = (project in file("uintc"))
   .dependsOn(rocketchip)
   .settings(paradise, ours)
   .settings(
-    platformConstants,
+    // uintr.platform.Platform comes from the rocketchip project (generated there, see above)
     Compile / unmanagedSourceDirectories := Seq(hwDir / "uintc" / "src" / "main" / "scala"),
     Test / unmanagedSourceDirectories := Seq(hwDir / "uintc" / "src" / "test" / "scala"),
     libraryDependencies += "edu.berkeley.cs" %% "chisel-iotesters" % "1.3.0" % Test,

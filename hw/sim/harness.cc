@@ -17,6 +17,10 @@
 #include "devices.h"
 #include "memory.h"
 #include "verilated.h"
+#include "verilated_syms.h"
+#include <algorithm>
+#include <utility>
+#include <vector>
 #if VM_TRACE
 #include "verilated_fst_c.h"
 #endif
@@ -36,6 +40,28 @@ static const char* plusarg(int argc, char** argv, const char* name) {
 static uint64_t plusarg_u64(int argc, char** argv, const char* name, uint64_t dflt) {
   const char* v = plusarg(argc, argv, name);
   return v && *v ? strtoull(v, nullptr, 0) : dflt;
+}
+
+// Per-hart retired-instruction counters (core patch 0004: CSRFile.uintr_instret, made readable
+// by probes.vlt). Found by scope name; the tiles are instantiated in hart order as tile, tile_1,
+// tile_2, ... so sorting by (name length, name) gives hart order.
+static std::vector<const uint64_t*> find_instret_probes() {
+  std::vector<std::pair<std::string, const uint64_t*>> found;
+  const VerilatedScopeNameMap* scopes = Verilated::threadContextp()->scopeNameMap();
+  if (scopes)
+    for (const auto& it : *scopes) {
+      const VerilatedScope* scope = it.second;
+      if (!scope->varsp()) continue;
+      auto var = scope->varsp()->find("uintr_instret");
+      if (var != scope->varsp()->end())
+        found.emplace_back(it.first, static_cast<const uint64_t*>(var->second.datap()));
+    }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    return a.first.size() != b.first.size() ? a.first.size() < b.first.size() : a.first < b.first;
+  });
+  std::vector<const uint64_t*> out;
+  for (auto& f : found) out.push_back(f.second);
+  return out;
 }
 
 int main(int argc, char** argv) {
@@ -119,6 +145,11 @@ int main(int argc, char** argv) {
   int status = exitdev.done ? exitdev.status : 124;
   fprintf(stderr, "[sim] %s after %" PRIu64 " cycles in %.1f s (%.1f kHz), status %d\n",
           exitdev.done ? "exit" : "timeout", cycle, secs, cycle / secs / 1e3, status);
+  // Every hart shares the one clock: cycles since reset released, and instructions it retired.
+  auto instret = find_instret_probes();
+  for (size_t h = 0; h < instret.size(); h++)
+    fprintf(stderr, "[sim] hart %zu: cycles=%" PRIu64 " instret=%" PRIu64 "\n", h, cycle > 16 ? cycle - 16 : 0, *instret[h]);
+  if (instret.empty()) fprintf(stderr, "[sim] no per-hart instret probes found (probes.vlt)\n");
 #if VM_TRACE
   if (fst) fst->close();
 #endif

@@ -4,54 +4,58 @@ import chisel3._
 import freechips.rocketchip.diplomacy._
 import freechips.rocketchip.interrupts._
 import freechips.rocketchip.subsystem.{BaseSubsystem, HasTiles}
-import freechips.rocketchip.tile.SinksExternalInterrupts
+import freechips.rocketchip.tile.BaseTile
 import freechips.rocketchip.tilelink.TLFragmenter
-import uintr.platform.Platform
 import uintr.uintc._
 
 /** Attaches the UINTC to the periphery bus (like CanHavePeripheryCLINT does for the CLINT).
   *
-  * Interrupt wires: the UINTC's intnode has one edge per hart. Until the core patch adds USIP
-  * as a tile interrupt input, the edges end in sinks here and the device tree binding to each
-  * hart's interrupt controller (cause 0 = user software interrupt) is made by hand. When the
-  * core patch lands, it connects `uintc.intnode` to the tiles instead and drops this binding.
+  * Interrupt wires: the UINTC's intnode has one edge per hart. Each edge ends in the tile's
+  * interrupt crossbar as mip.USIP (core patch 0002: HasTiles asks
+  * `userSoftwareInterruptSource(tile)` while it builds the tiles, which [[UintrSystem]] answers
+  * with [[uintcUserSoftwareInterrupt]]). The tile binds the device-tree entry itself
+  * (`interrupts-extended = <&cpuN_intc 0>`), exactly as for the CLINT.
   *
-  * Core ports: `uintc.module.io.core(h)` is hart h's direct port for `uipi`; until the tiles
-  * have a `uipi` unit, [[CanHavePeripheryUINTCModuleImp]] ties the ports off. */
+  * `uintcOpt` is lazy because the tiles (built in RocketSubsystem's constructor, before this
+  * trait's body runs) already need it.
+  *
+  * Core ports: `uintc.module.io.core(h)` is hart h's direct port for `uipi`; the tile's
+  * [[UipiRoCC]] reaches it through a BundleBridge (see [[CanHavePeripheryUINTCModuleImp]]). */
 trait CanHavePeripheryUINTC { this: BaseSubsystem with HasTiles =>
-  val uintcOpt: Option[UINTC] = p(UINTCKey).map { params =>
+  lazy val uintcOpt: Option[UINTC] = p(UINTCKey).map { params =>
     val uintc = LazyModule(new UINTC(params, pbus.beatBytes))
     pbus.coupleTo("uintc") { uintc.node := TLFragmenter(pbus) := _ }
     uintc
   }
 
-  /** Hart h's wire, in hart order; see the note above. */
-  val uintcSinks: Seq[IntSinkNode] = uintcOpt.toSeq.flatMap { uintc =>
-    tiles.map { _ =>
-      val sink = IntSinkNode(IntSinkPortSimple())
-      sink := uintc.intnode
-      sink
-    }
-  }
+  /** Hart `tile`'s USIP source: a new edge of the UINTC's intnode (edges are made in hart
+    * order because the tiles are built in hart order), or a constant 0 without a UINTC. */
+  def uintcUserSoftwareInterrupt(tile: BaseTile): IntOutwardNode =
+    uintcOpt.map(u => u.intnode: IntOutwardNode).getOrElse(NullIntSource())
 
-  uintcOpt.foreach { uintc =>
-    ResourceBinding {
-      tiles.collect { case t: SinksExternalInterrupts =>
-        Resource(uintc.device, "int").bind(t.intcDevice, ResourceInt(Platform.csr.USIP_BIT))
+  /** The `uipi` units of the tiles, in hart order, each with a sink for its UINTC port. */
+  lazy val uipiSinks: Seq[(Int, BundleBridgeSink[UintcCoreIO])] = uintcOpt.toSeq.flatMap { _ =>
+    tiles.flatMap { t =>
+      UipiRoCC.find(t).map { u =>
+        val sink = BundleBridgeSink[UintcCoreIO]()
+        sink := u.uintcNode
+        (t.hartId, sink)
       }
     }
   }
+  uipiSinks   // force: the bridges must exist before the module is elaborated
 }
 
 trait CanHavePeripheryUINTCModuleImp extends LazyModuleImp {
   val outer: CanHavePeripheryUINTC
 
-  /** The per-hart UINTC wires, kept so they survive to the Verilog for the harness to probe. */
-  val uintcUsip: Seq[Bool] = outer.uintcSinks.zipWithIndex.map { case (s, h) =>
-    val w = WireInit(s.in.head._1(0)).suggestName(s"uintc_usip_$h")
-    dontTouch(w)
-    w
+  outer.uintcOpt.foreach { uintc =>
+    val connected = outer.uipiSinks.map { case (hart, sink) =>
+      uintc.module.io.core(hart) <> sink.bundle
+      hart
+    }.toSet
+    uintc.module.io.core.zipWithIndex.foreach { case (port, h) =>
+      if (!connected(h)) UintcCoreIO.tieOff(port)
+    }
   }
-
-  outer.uintcOpt.foreach { uintc => uintc.module.io.core.foreach(UintcCoreIO.tieOff) }
 }

@@ -6,7 +6,7 @@ import freechips.rocketchip.devices.tilelink._
 import freechips.rocketchip.diplomacy.DTSTimebase
 import freechips.rocketchip.subsystem._
 import uintr.platform.Platform
-import uintr.uintc.{UINTCKey, UINTCParams}
+import uintr.uintc.{UINTCKey, UINTCParams, WithUipiRoCC}
 
 // Config fragments for the board SoC. Every address and frequency comes from platform.toml.
 
@@ -67,6 +67,7 @@ class WithoutDebugModule extends Config((site, here, up) => {
 })
 
 class UintrBaseConfig extends Config(
+  new WithUipiRoCC ++
   new WithUINTC ++
   new WithUintrBootROM ++
   new WithUintrInterruptControllers ++

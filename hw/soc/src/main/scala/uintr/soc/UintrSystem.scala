@@ -3,6 +3,8 @@ package uintr.soc
 import freechips.rocketchip.config.Parameters
 import freechips.rocketchip.devices.tilelink._
 import freechips.rocketchip.subsystem._
+import freechips.rocketchip.interrupts.IntOutwardNode
+import freechips.rocketchip.tile.BaseTile
 import freechips.rocketchip.util.DontTouch
 
 /** The generated top: rocket-chip's ExampleRocketSystem with our boot ROM, the board's external
@@ -17,6 +19,9 @@ class UintrSystem(implicit p: Parameters) extends RocketSubsystem
     with HasPeripheryBootROM
     with CanHavePeripheryUINTC
     with HasSimExitDevice {
+  // core patch 0002: each tile's mip.USIP comes from the UINTC (see CanHavePeripheryUINTC)
+  override protected def userSoftwareInterruptSource(tile: BaseTile): IntOutwardNode =
+    uintcUserSoftwareInterrupt(tile)
   override lazy val module = new UintrSystemModuleImp(this)
 }
 
