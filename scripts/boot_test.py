@@ -115,7 +115,7 @@ def run_case(name, env, image, extra, want_status, check, sim=None):
     print(f"boot-test {name:<28} {elapsed:5.1f}s  {verdict}", flush=True)
     if sim and not problems:
         # The harness's own summary: cycles and simulation speed, for the record.
-        print("  " + "\n  ".join(l for l in out.splitlines() if l.startswith(("[sim] exit", "[kernel] boot"))), flush=True)
+        print("  " + "\n  ".join(l for l in out.splitlines() if l.startswith(("[sim] exit", "[sim] hart", "[kernel] boot complete"))), flush=True)
     if problems:
         print("---- console ----\n" + out + "\n-----------------", flush=True)
     return not problems

@@ -2,10 +2,15 @@
 // and exit device on the MMIO port, the DMA slave port idle, the UART on external interrupt 1.
 //
 //   sim +image=build/sw/image.bin [+max-cycles=N] [+fst=out.fst +fst-start=N +fst-end=N]
-//       [+mem-latency=N] [+progress=N] [+uart-stdin]
+//       [+mem-latency=N] [+progress=N] [+inspect=N] [+uart-stdin]
 //
-// Exit status: the status software wrote to the exit device; 124 if +max-cycles ran out.
+// +inspect=N prints every hart's pc, privilege, wfi and instret every N cycles; SIGUSR1 prints
+// them once; Ctrl-C (SIGINT) stops the run after the current cycle and prints them.
+// Exit status: the status software wrote to the exit device; 124 if +max-cycles ran out; 130
+// if stopped by SIGINT.
+#include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -42,39 +47,77 @@ static uint64_t plusarg_u64(int argc, char** argv, const char* name, uint64_t df
   return v && *v ? strtoull(v, nullptr, 0) : dflt;
 }
 
-// Per-hart retired-instruction counters (core patch 0004: CSRFile.uintr_instret, made readable
-// by probes.vlt). Found by scope name; the tiles are instantiated in hart order as tile, tile_1,
-// tile_2, ... so sorting by (name length, name) gives hart order.
-static std::vector<const uint64_t*> find_instret_probes() {
-  std::vector<std::pair<std::string, const uint64_t*>> found;
+// Per-hart state the harness reads by name (probes.vlt makes the signals public): the
+// retired-instruction counter core patch 0004 adds to CSRFile, the privilege level and wfi flag
+// of the CSR file, and the PC of the instruction in the core's write-back stage. The tiles are
+// instantiated in hart order as tile, tile_1, tile_2, ... so sorting the CSRFile scopes by
+// (name length, name) gives hart order; the core (Rocket) is the CSRFile scope's parent.
+struct HartProbe {
+  const uint64_t* instret = nullptr;
+  const uint64_t* pc = nullptr;   // 40-bit virtual address, sign-extended below
+  const uint8_t* prv = nullptr;
+  const uint8_t* wfi = nullptr;
+};
+
+static const void* scope_var(const VerilatedScopeNameMap* scopes, const std::string& scope, const char* var) {
+  auto it = scopes->find(scope.c_str());
+  if (it == scopes->end() || !it->second->varsp()) return nullptr;
+  auto v = it->second->varsp()->find(var);
+  return v == it->second->varsp()->end() ? nullptr : v->second.datap();
+}
+
+static std::vector<HartProbe> find_hart_probes() {
+  std::vector<std::string> csr_scopes;
   const VerilatedScopeNameMap* scopes = Verilated::threadContextp()->scopeNameMap();
-  if (scopes)
-    for (const auto& it : *scopes) {
-      const VerilatedScope* scope = it.second;
-      if (!scope->varsp()) continue;
-      auto var = scope->varsp()->find("uintr_instret");
-      if (var != scope->varsp()->end())
-        found.emplace_back(it.first, static_cast<const uint64_t*>(var->second.datap()));
-    }
-  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
-    return a.first.size() != b.first.size() ? a.first.size() < b.first.size() : a.first < b.first;
+  if (!scopes) return {};
+  for (const auto& it : *scopes)
+    if (scope_var(scopes, it.first, "uintr_instret")) csr_scopes.emplace_back(it.first);
+  std::sort(csr_scopes.begin(), csr_scopes.end(), [](const auto& a, const auto& b) {
+    return a.size() != b.size() ? a.size() < b.size() : a < b;
   });
-  std::vector<const uint64_t*> out;
-  for (auto& f : found) out.push_back(f.second);
+  std::vector<HartProbe> out;
+  for (const auto& csr : csr_scopes) {
+    std::string core = csr.substr(0, csr.rfind('.'));
+    out.push_back({static_cast<const uint64_t*>(scope_var(scopes, csr, "uintr_instret")),
+                   static_cast<const uint64_t*>(scope_var(scopes, core, "wb_reg_pc")),
+                   static_cast<const uint8_t*>(scope_var(scopes, csr, "reg_mstatus_prv")),
+                   static_cast<const uint8_t*>(scope_var(scopes, csr, "reg_wfi"))});
+  }
   return out;
 }
+
+// One line per hart: where it is and what it has done. `cycles` counts from reset release.
+static void print_harts(const std::vector<HartProbe>& harts, uint64_t cycles) {
+  for (size_t h = 0; h < harts.size(); h++) {
+    const HartProbe& p = harts[h];
+    fprintf(stderr, "[sim] hart %zu: cycles=%" PRIu64 " instret=%" PRIu64, h, cycles, *p.instret);
+    if (p.pc && p.prv) {
+      uint64_t pc = *p.pc & ((1ull << 40) - 1);
+      if (pc >> 39) pc |= ~((1ull << 40) - 1);  // Sv39 addresses are sign-extended
+      fprintf(stderr, " pc=%#" PRIx64 " priv=%c%s", pc, "USHM"[*p.prv & 3], p.wfi && *p.wfi ? " wfi" : "");
+    }
+    fputc('\n', stderr);
+  }
+  if (harts.empty()) fprintf(stderr, "[sim] no per-hart probes found (probes.vlt)\n");
+}
+
+// Ctrl-C stops the run after the current cycle (state printed, status 130); SIGUSR1 prints the
+// harts' state and goes on.
+static volatile sig_atomic_t g_stop = 0, g_dump = 0;
+static void on_signal(int sig) { (sig == SIGUSR1 ? g_dump : g_stop) = 1; }
 
 int main(int argc, char** argv) {
   Verilated::commandArgs(argc, argv);
   const char* image = plusarg(argc, argv, "image");
   if (!image || !*image) {
     fprintf(stderr, "usage: %s +image=FLAT_BINARY [+max-cycles=N] [+fst=FILE +fst-start=N +fst-end=N]\n"
-                    "          [+mem-latency=N] [+progress=N] [+uart-stdin]\n", argv[0]);
+                    "          [+mem-latency=N] [+progress=N] [+inspect=N] [+uart-stdin]\n", argv[0]);
     return 2;
   }
   const uint64_t max_cycles = plusarg_u64(argc, argv, "max-cycles", 0);
   const uint64_t progress = plusarg_u64(argc, argv, "progress", 10'000'000);
   const uint64_t latency = plusarg_u64(argc, argv, "mem-latency", 20);
+  const uint64_t inspect = plusarg_u64(argc, argv, "inspect", 0);
 
   auto top = std::make_unique<VTOP>();
   Memory<IdT> dram(AXI4_PINS(top, mem_axi4_0), PLATFORM_MEMMAP_DRAM_BASE, PLATFORM_MEMMAP_DRAM_SIZE, latency);
@@ -105,6 +148,10 @@ int main(int argc, char** argv) {
   top->l2_frontend_bus_axi4_0_b_ready = 1;
   top->l2_frontend_bus_axi4_0_r_ready = 1;
 
+  const std::vector<HartProbe> harts = find_hart_probes();
+  signal(SIGINT, on_signal);
+  signal(SIGUSR1, on_signal);
+
   auto wall0 = std::chrono::steady_clock::now();
   auto last = wall0;
   uint64_t last_cycle = 0, cycle = 0;
@@ -130,8 +177,13 @@ int main(int argc, char** argv) {
       dram.commit();
       mmio.commit();
     }
-    if (exitdev.done) break;
+    if (exitdev.done || g_stop) break;
     if (max_cycles && cycle >= max_cycles) break;
+    if (g_dump || (inspect && cycle && cycle % inspect == 0)) {
+      g_dump = 0;
+      fprintf(stderr, "[sim] state at cycle %" PRIu64 ":\n", cycle);
+      print_harts(harts, cycle > 16 ? cycle - 16 : 0);
+    }
     if (progress && cycle && cycle % progress == 0) {
       auto now = std::chrono::steady_clock::now();
       double s = std::chrono::duration<double>(now - last).count();
@@ -142,14 +194,12 @@ int main(int argc, char** argv) {
   }
   fflush(stdout);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  int status = exitdev.done ? exitdev.status : 124;
+  int status = exitdev.done ? exitdev.status : g_stop ? 130 : 124;
   fprintf(stderr, "[sim] %s after %" PRIu64 " cycles in %.1f s (%.1f kHz), status %d\n",
-          exitdev.done ? "exit" : "timeout", cycle, secs, cycle / secs / 1e3, status);
-  // Every hart shares the one clock: cycles since reset released, and instructions it retired.
-  auto instret = find_instret_probes();
-  for (size_t h = 0; h < instret.size(); h++)
-    fprintf(stderr, "[sim] hart %zu: cycles=%" PRIu64 " instret=%" PRIu64 "\n", h, cycle > 16 ? cycle - 16 : 0, *instret[h]);
-  if (instret.empty()) fprintf(stderr, "[sim] no per-hart instret probes found (probes.vlt)\n");
+          exitdev.done ? "exit" : g_stop ? "stopped" : "timeout", cycle, secs, cycle / secs / 1e3, status);
+  // Every hart shares the one clock: cycles since reset released, instructions it retired, and
+  // where it stopped.
+  print_harts(harts, cycle > 16 ? cycle - 16 : 0);
 #if VM_TRACE
   if (fst) fst->close();
 #endif
