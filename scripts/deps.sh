@@ -17,7 +17,7 @@ APT_PACKAGES=(
   tcl
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross
   python3
-  make g++ zlib1g-dev
+  make g++ zlib1g-dev curl ca-certificates
 )
 RUST_TARGETS=(riscv64imac-unknown-none-elf riscv64gc-unknown-none-elf)
 
@@ -37,9 +37,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+export PATH="$HOME/.cargo/bin:$PATH"
 if ! command -v rustup >/dev/null; then
-  echo "deps: rustup is required (https://rustup.rs; the machine image provides it)" >&2
-  exit 1
+  echo "deps: installing rustup (stable toolchain) from static.rust-lang.org"
+  curl -sSf -o /tmp/rustup-init https://static.rust-lang.org/rustup/dist/x86_64-unknown-linux-gnu/rustup-init
+  chmod +x /tmp/rustup-init
+  /tmp/rustup-init -y --profile minimal --default-toolchain stable --no-modify-path
 fi
 installed=$(rustup target list --installed)
 for t in "${RUST_TARGETS[@]}"; do

@@ -8,8 +8,8 @@ out=$1 top=$2
 shopt -s nullglob
 lists=("$out"/*/"$top.f")
 if [ ${#lists[@]} -eq 0 ]; then
-  echo "lint: no generated Verilog under $out (run make verilog first); skipped"
-  exit 0
+  echo "lint: no generated Verilog under $out (run make verilog first)" >&2
+  exit 1
 fi
 pass=0 fail=0
 for f in "${lists[@]}"; do
