@@ -46,8 +46,8 @@ SIM_CONFIG := $(if $(filter 1,$(CORES)),UintrSingleSimConfig,UintrQuadSimConfig)
 BINARY ?= $(IMAGE)
 MAX_CYCLES ?= 0
 FST ?=
-SIM_VARIANT := $(SIM_CONFIG)$(if $(CHECKED),-checked,-fast)$(if $(FST),-trace,)
-SIM_BIN := $(BUILD)/sim/$(SIM_VARIANT)/sim
+SIM_MAKE = $(MAKE) --no-print-directory -C hw/sim BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
+SIM_OPTS = CONFIG=$(SIM_CONFIG) CHECKED=$(CHECKED) TRACE=$(if $(FST),1,)
 
 .PHONY: all deps sw run test test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build bitstream flash clean help
 
@@ -105,15 +105,13 @@ verilog: | $(DEPS_DONE)
 	$(MAKE) -C hw verilog CONFIG=$(CONFIG) BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
 
 sim-build: | $(DEPS_DONE)
-	$(MAKE) -C hw verilog CONFIG=$(SIM_CONFIG) BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
-	$(MAKE) -C hw/sim build CONFIG=$(SIM_CONFIG) BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR) \
-	  CHECKED=$(CHECKED) TRACE=$(if $(FST),1,)
+	$(SIM_MAKE) build $(SIM_OPTS)
 
 # A flat binary is loaded at 0x8000_0000; an ELF is flattened first (it must be linked there).
 sim: sw sim-build
 	@bin=$(BINARY); if head -c4 $$bin | grep -q ELF; then \
 	  python3 scripts/mkimage.py --flat $$bin -o $(BUILD)/sim/binary.bin && bin=$(BUILD)/sim/binary.bin; fi; \
-	$(SIM_BIN) +image=$$bin +max-cycles=$(MAX_CYCLES) \
+	$$($(SIM_MAKE) -s bin-path $(SIM_OPTS)) +image=$$bin +max-cycles=$(MAX_CYCLES) \
 	  $(if $(FST),+fst=$(FST) +fst-start=$(or $(FST_START),0) +fst-end=$(or $(FST_END),0xffffffffffffffff),) $(SIM_ARGS)
 
 test-hw: | $(DEPS_DONE)
@@ -126,7 +124,8 @@ test-rtl: | $(DEPS_DONE)
 # The real image on the 4-hart RTL (fast build), checked like the QEMU boots.
 test-sim: sw
 	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
-	python3 scripts/boot_test.py --image $(IMAGE) --sim $(BUILD)/sim/UintrQuadSimConfig-fast/sim --harts 4
+	python3 scripts/boot_test.py --image $(IMAGE) --harts 4 \
+	  --sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=)
 
 # The flow is checked against its port model and the board config's real Verilog.
 test-fpga: | $(DEPS_DONE)

@@ -38,12 +38,13 @@ def load_segments(path):
     return segs
 
 
-def place(image, base, segs, limit, name):
+def place(image, base, segs, window, name):
+    """Copy segments into the image (which starts at `base`); each must lie inside `window`."""
+    lo, hi = window
     for paddr, blob, memsz in segs:
         off = paddr - base
-        if off < 0 or paddr + memsz > limit:
-            sys.exit(f"{name}: segment {paddr:#x}+{memsz:#x} is outside its window "
-                     f"[{base:#x}, {limit:#x})")
+        if paddr < max(lo, base) or paddr + memsz > hi:
+            sys.exit(f"{name}: segment {paddr:#x}+{memsz:#x} is outside its window [{lo:#x}, {hi:#x})")
         end = off + len(blob)
         if len(image) < end:
             image.extend(bytes(end - len(image)))
@@ -71,7 +72,7 @@ def flat(elf):
     segs = load_segments(elf)
     base = min(p for p, _, _ in segs)
     image = bytearray()
-    place(image, base, segs, 1 << 64, elf)
+    place(image, base, segs, (base, 1 << 64), elf)
     return bytes(image)
 
 
@@ -113,14 +114,12 @@ def main():
                 sys.exit(f"mkimage: no --elf given for modules {missing}")
             blob = module_table([(m, open(paths[m], "rb").read()) for m in part["modules"]],
                                 value("image.modules_magic"))
-            place(image, base, [(window[0], blob, len(blob))], window[1], name)
+            place(image, base, [(window[0], blob, len(blob))], window, name)
             part_out[name] = blob
             continue
         if name not in paths:
             sys.exit(f"mkimage: no --elf given for part '{name}'")
-        place(image, base, load_segments(paths[name]), window[1], name)
-        if min(p for p, _, _ in load_segments(paths[name])) < window[0]:
-            sys.exit(f"{name}: loads below its window base {window[0]:#x}")
+        place(image, base, load_segments(paths[name]), window, name)
     open(args.output, "wb").write(bytes(image))
     print(f"mkimage: {args.output}: {len(image)} bytes at {base:#x}")
     for spec in args.part_out:

@@ -58,6 +58,13 @@ class MkimageTest(unittest.TestCase):
             self.assertNotEqual(p.returncode, 0)
             self.assertIn("outside its window", p.stdout + p.stderr)
 
+    def test_a_part_below_its_window_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            p, _ = self.run_tool(d, {"fw": [(0x8000_0000, b"FW", 2)], "k": [(0x801f_f000, b"K", 0x10)]},
+                                 self.MANIFEST)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn("outside its window", p.stdout + p.stderr)
+
 
 class ModulesTest(unittest.TestCase):
     def test_module_table_layout(self):

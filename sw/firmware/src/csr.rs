@@ -1,31 +1,5 @@
 //! CSR access by name, plus probes that survive CSRs the hardware lacks.
 
-macro_rules! csrr {
-    ($csr:literal) => {{
-        let v: usize;
-        unsafe { core::arch::asm!(concat!("csrr {0}, ", $csr), out(reg) v, options(nomem, nostack)) };
-        v
-    }};
-}
-macro_rules! csrw {
-    ($csr:literal, $v:expr) => {{
-        let v: usize = $v;
-        unsafe { core::arch::asm!(concat!("csrw ", $csr, ", {0}"), in(reg) v, options(nostack)) };
-    }};
-}
-macro_rules! csrs {
-    ($csr:literal, $v:expr) => {{
-        let v: usize = $v;
-        unsafe { core::arch::asm!(concat!("csrs ", $csr, ", {0}"), in(reg) v, options(nostack)) };
-    }};
-}
-macro_rules! csrc {
-    ($csr:literal, $v:expr) => {{
-        let v: usize = $v;
-        unsafe { core::arch::asm!(concat!("csrc ", $csr, ", {0}"), in(reg) v, options(nostack)) };
-    }};
-}
-
 /// Write `$v` to a CSR that may not exist and read it back. Returns `None` if the access
 /// trapped: a temporary `mtvec` points just past the access, so an illegal-instruction trap
 /// lands on the "failed" path in M-mode without any handler. M-mode runs with MIE = 0, so only
@@ -78,7 +52,8 @@ macro_rules! probe_read {
     }};
 }
 
-pub(crate) use {csrc, csrr, csrs, csrw, probe_read, probe_write};
+pub(crate) use {probe_read, probe_write};
+pub(crate) use ::csr::{csrc, csrr, csrs, csrw};
 
 // mstatus fields
 pub const MSTATUS_SIE: usize = 1 << 1;

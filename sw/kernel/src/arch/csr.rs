@@ -1,30 +1,5 @@
-//! S-mode CSR access by name.
-macro_rules! csrr {
-    ($csr:literal) => {{
-        let v: usize;
-        unsafe { core::arch::asm!(concat!("csrr {0}, ", $csr), out(reg) v, options(nomem, nostack)) };
-        v
-    }};
-}
-macro_rules! csrw {
-    ($csr:literal, $v:expr) => {{
-        let v: usize = $v;
-        unsafe { core::arch::asm!(concat!("csrw ", $csr, ", {0}"), in(reg) v, options(nostack)) };
-    }};
-}
-macro_rules! csrs {
-    ($csr:literal, $v:expr) => {{
-        let v: usize = $v;
-        unsafe { core::arch::asm!(concat!("csrs ", $csr, ", {0}"), in(reg) v, options(nostack)) };
-    }};
-}
-macro_rules! csrc {
-    ($csr:literal, $v:expr) => {{
-        let v: usize = $v;
-        unsafe { core::arch::asm!(concat!("csrc ", $csr, ", {0}"), in(reg) v, options(nostack)) };
-    }};
-}
-pub(crate) use {csrc, csrr, csrs, csrw};
+//! S-mode CSR access (the shared `csr` macros) and the S-level bit and cause numbers.
+pub(crate) use ::csr::{csrc, csrr, csrs, csrw};
 
 pub const SSTATUS_SIE: usize = 1 << 1;
 pub const SIE_SSIE: usize = 1 << 1;

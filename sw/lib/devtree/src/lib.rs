@@ -32,8 +32,6 @@ pub struct Hart {
     pub id: usize,
     /// Supervisor timer compare (`stimecmp`) is implemented.
     pub sstc: bool,
-    /// The user-interrupt extension (N CSRs, `uret`) is advertised in the ISA string.
-    pub uintr: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -49,6 +47,9 @@ pub struct Uart {
 pub struct Plic {
     pub reg: Region,
     pub sources: u32,
+    /// The PLIC context that interrupts each hart in S-mode, by hart id (from
+    /// `interrupts-extended`: the entry naming the hart's controller with cause 9).
+    pub s_context: [Option<u16>; MAX_HARTS],
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -122,7 +123,8 @@ impl Machine {
                 has_isa_extension(isa, name)
                     || cpu.property("riscv,isa-extensions").is_some_and(|p| string_list_contains(p.value, name))
             };
-            let hart = Hart { id, sstc: ext("sstc"), uintr: ext("n") || ext("xuintr") };
+            // User interrupts are not in the ISA string: a `uintc` node says the SoC has them.
+            let hart = Hart { id, sstc: ext("sstc") };
             m.harts.push(hart).map_err(|_| Error::TooManyHarts)?;
             if let Some(tb) = cpu.property("timebase-frequency").and_then(|p| p.as_usize()) {
                 timebase = Some(tb as u64);
@@ -165,7 +167,8 @@ impl Machine {
         m.exit_device = find_reg(fdt, &["sifive,test0", "sifive,test1"]);
         m.plic = fdt.find_compatible(&["riscv,plic0", "sifive,plic-1.0.0"]).and_then(|n| {
             let sources = n.property("riscv,ndev").and_then(|p| p.as_usize()).unwrap_or(0) as u32;
-            first_reg(&n).map(|reg| Plic { reg, sources })
+            let s_context = plic_s_contexts(fdt, &n);
+            first_reg(&n).map(|reg| Plic { reg, sources, s_context })
         });
         m.uintc = fdt.find_compatible(&["riscv,uintc0"]).and_then(|n| {
             let slots = n.property("riscv,uintc-slots").and_then(|p| p.as_usize()).unwrap_or(0) as u32;
@@ -263,6 +266,30 @@ fn truncate(s: &str, max: usize) -> &str {
 
 fn is_compatible(node: &fdt::node::FdtNode, names: &[&str]) -> bool {
     node.compatible().is_some_and(|c| c.all().any(|s| names.contains(&s)))
+}
+
+/// Each hart's S-mode context: `interrupts-extended` lists (controller phandle, cause) per
+/// context; a hart's controller is the `interrupt-controller` child of its cpu node.
+fn plic_s_contexts(fdt: &fdt::Fdt, plic: &fdt::node::FdtNode) -> [Option<u16>; MAX_HARTS] {
+    const S_EXTERNAL: u32 = 9;
+    let mut out = [None; MAX_HARTS];
+    let Some(ext) = plic.property("interrupts-extended") else { return out };
+    let cell = |i: usize| ext.value.get(i * 4..i * 4 + 4).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+    let mut ctx = 0;
+    while let (Some(phandle), Some(cause)) = (cell(ctx * 2), cell(ctx * 2 + 1)) {
+        if cause == S_EXTERNAL {
+            for cpu in fdt.find_node("/cpus").into_iter().flat_map(|c| c.children()) {
+                let intc = cpu.children().find(|c| c.name.starts_with("interrupt-controller"));
+                let ph = intc.and_then(|c| c.property("phandle")).and_then(|p| p.as_usize());
+                let id = cpu.property("reg").and_then(|p| p.as_usize());
+                if let (true, Some(id)) = (ph == Some(phandle as usize), id.filter(|&i| i < MAX_HARTS)) {
+                    out[id] = Some(ctx as u16);
+                }
+            }
+        }
+        ctx += 1;
+    }
+    out
 }
 
 fn first_reg(node: &fdt::node::FdtNode) -> Option<Region> {
