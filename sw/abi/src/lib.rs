@@ -1,8 +1,10 @@
-//! The user/kernel ABI, shared by the kernel and `userlib` (one source of truth).
+//! The user/kernel ABI, shared by the kernel and `userlib` (one source of truth). The prose
+//! version, with every place we differ from seL4 and why, is `sw/abi/README.md`.
 //!
 //! System calls follow seL4's RISC-V convention: `ecall` with the (negative) syscall number in
-//! a7, the capability/destination in a0, message info in a1, message registers 0..3 in a2..a5.
-//! The numbers are seL4's non-MCS numbers; where we add calls, they are said to be ours.
+//! a7, the capability/destination in a0, message info in a1, message registers 0..3 in a2..a5;
+//! the kernel returns the badge in a0, message info in a1 and message registers in a2..a5.
+//! Further message registers, extra caps and the receive slot are in the IPC buffer.
 #![no_std]
 
 pub mod syscall {
@@ -19,6 +21,86 @@ pub mod syscall {
     /// seL4 halts the machine; ours also takes an exit status in a0 (0 = success) so test
     /// root tasks can end a QEMU or RTL run with a verdict.
     pub const DEBUG_HALT: isize = -11;
+    /// seL4's: a0 = cptr; returns the cap's object type + 1 in a0 (0 = empty or invalid).
+    pub const DEBUG_CAP_IDENTIFY: isize = -12;
+    /// Ours: print a0 bytes from the caller's IPC buffer message area (no user pointer is
+    /// ever dereferenced by the kernel).
+    pub const DEBUG_PUT_STRING: isize = -32;
+    /// Ours: the cycle counter of the hart the caller runs on, in a0 (and the hart id in a1).
+    pub const DEBUG_GET_CLOCK: isize = -33;
+    /// Ours: kernel event counter number a0 (see [`super::stat`]) summed over harts, in a0.
+    pub const DEBUG_STAT: isize = -34;
+}
+
+/// Counters read by `DEBUG_STAT`.
+pub mod stat {
+    /// IPCs that took the Call fastpath.
+    pub const FASTPATH_CALL: usize = 0;
+    /// IPCs that took the ReplyRecv fastpath.
+    pub const FASTPATH_REPLY_RECV: usize = 1;
+    /// IPCs (Call, Send, Reply, ReplyRecv) that went the slow path.
+    pub const SLOWPATH_IPC: usize = 2;
+    /// Kernel entries from user mode (system calls, faults, interrupts).
+    pub const KERNEL_ENTRIES: usize = 3;
+    /// Thread switches.
+    pub const SWITCHES: usize = 4;
+    /// Reschedule IPIs sent to other harts.
+    pub const RESCHED_IPIS: usize = 5;
+    /// TLB shootdowns (each one may reach several harts).
+    pub const SHOOTDOWNS: usize = 6;
+    /// Bytes of Untyped memory currently retyped into objects (all harts, all Untyped).
+    pub const OBJECT_BYTES: usize = 7;
+    /// Timer ticks that ended a time slice.
+    pub const SLICE_ENDS: usize = 8;
+    pub const COUNT: usize = 9;
+}
+
+/// seL4_MessageInfo: label << 12 | capsUnwrapped << 9 | extraCaps << 7 | length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct MessageInfo {
+    pub label: usize,
+    pub caps_unwrapped: usize,
+    pub extra_caps: usize,
+    pub length: usize,
+}
+
+impl MessageInfo {
+    pub const fn new(label: usize, caps_unwrapped: usize, extra_caps: usize, length: usize) -> Self {
+        MessageInfo { label, caps_unwrapped, extra_caps, length }
+    }
+    pub const fn to_word(self) -> usize {
+        (self.label << 12) | ((self.caps_unwrapped & 7) << 9) | ((self.extra_caps & 3) << 7) | (self.length & 0x7f)
+    }
+    pub const fn from_word(w: usize) -> Self {
+        MessageInfo { label: w >> 12, caps_unwrapped: (w >> 9) & 7, extra_caps: (w >> 7) & 3, length: w & 0x7f }
+    }
+}
+
+/// Message lengths and the IPC buffer (seL4's layout and sizes).
+pub mod ipc {
+    /// Message registers carried in a2..a5.
+    pub const MSG_REGISTERS: usize = 4;
+    pub const MSG_MAX_LENGTH: usize = 120;
+    pub const MSG_MAX_EXTRA_CAPS: usize = 3;
+    /// The IPC buffer is 1 KiB and must be 1 KiB aligned (seL4_IPCBufferSizeBits).
+    pub const BUFFER_SIZE_BITS: usize = 10;
+
+    /// seL4_IPCBuffer. `msg[0..4]` mirror the registers and are not read by the kernel.
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    pub struct IpcBuffer {
+        pub tag: usize,
+        pub msg: [usize; MSG_MAX_LENGTH],
+        pub user_data: usize,
+        /// Extra caps to send (cptrs), or badges of received caps that were unwrapped.
+        pub caps_or_badges: [usize; MSG_MAX_EXTRA_CAPS],
+        /// Where a received cap goes: CNode cptr (resolved in the receiver's CSpace), index and
+        /// depth within it.
+        pub receive_cnode: usize,
+        pub receive_index: usize,
+        pub receive_depth: usize,
+    }
+    const _: () = assert!(core::mem::size_of::<IpcBuffer>() == 1 << BUFFER_SIZE_BITS);
 }
 
 /// Layout of the root task's address space (the low half of Sv39; the kernel owns the top).
@@ -28,9 +110,14 @@ pub mod layout {
     /// The root task's initial stack (grows down from here).
     pub const ROOT_STACK_TOP: usize = 0x3f_0000_0000;
     pub const ROOT_STACK_PAGES: usize = 16;
+    /// The root task's boot-info page (also passed in a0) and IPC buffer page.
+    pub const ROOT_BOOTINFO: usize = 0x3f_1000_0000;
+    pub const ROOT_IPC_BUFFER: usize = 0x3f_1000_1000;
 }
 
-/// Invocation results, numbered as seL4's `seL4_Error`.
+/// Invocation results, numbered as seL4's `seL4_Error`. On error the reply's label is the code
+/// and MR0.. carry the details as in seL4 (RangeError: min, max; FailedLookup: the lookup
+/// failure; InvalidArgument/InvalidCapability: which argument; NotEnoughMemory: bytes left).
 pub mod error {
     pub const NO_ERROR: usize = 0;
     pub const INVALID_ARGUMENT: usize = 1;
@@ -45,7 +132,8 @@ pub mod error {
     pub const NOT_ENOUGH_MEMORY: usize = 10;
 }
 
-/// Kernel object types for Untyped_Retype, numbered as seL4 on RISC-V (non-MCS).
+/// Kernel object types for Untyped_Retype, numbered as seL4 on RISC-V (non-MCS), and their
+/// sizes (`*_BITS` = log2 of bytes).
 pub mod object {
     pub const UNTYPED: usize = 0;
     pub const TCB: usize = 1;
@@ -56,4 +144,176 @@ pub mod object {
     pub const PAGE_4K: usize = 6;
     pub const MEGA_PAGE: usize = 7;
     pub const PAGE_TABLE: usize = 8;
+    /// Not retypable (seL4 makes pools with ASIDControl_MakePool); used by DebugCapIdentify.
+    pub const ASID_POOL: usize = 9;
+    pub const ASID_CONTROL: usize = 10;
+    pub const IRQ_CONTROL: usize = 11;
+    pub const IRQ_HANDLER: usize = 12;
+
+    /// Ours is larger than seL4's 2^10: the TCB carries the full user-interrupt state too.
+    pub const TCB_BITS: usize = 11;
+    pub const ENDPOINT_BITS: usize = 4;
+    pub const NOTIFICATION_BITS: usize = 5;
+    /// A CNode slot: seL4 packs one into 32 bytes; ours keeps the cap unpacked in 64.
+    pub const SLOT_BITS: usize = 6;
+    pub const PAGE_BITS: usize = 12;
+    pub const MEGA_PAGE_BITS: usize = 21;
+    pub const GIGA_PAGE_BITS: usize = 30;
+    pub const PAGE_TABLE_BITS: usize = 12;
+    pub const ASID_POOL_BITS: usize = 12;
+    pub const MIN_UNTYPED_BITS: usize = 4;
+    pub const MAX_UNTYPED_BITS: usize = 38;
+    /// ASIDs per pool and pools (seL4 on RISC-V: 2^9 each... ours keeps 2^9 per pool, 2^7 pools).
+    pub const ASID_POOL_ENTRIES: usize = 512;
+    pub const ASID_POOLS: usize = 128;
+}
+
+/// Invocation labels (the `label` of the message info). The generic ones keep seL4's names and
+/// order for an SMP, non-MCS build without the debug-register API; the architecture ones follow
+/// in seL4's RISC-V order.
+pub mod label {
+    pub const INVALID: usize = 0;
+    pub const UNTYPED_RETYPE: usize = 1;
+    pub const TCB_READ_REGISTERS: usize = 2;
+    pub const TCB_WRITE_REGISTERS: usize = 3;
+    pub const TCB_COPY_REGISTERS: usize = 4;
+    pub const TCB_CONFIGURE: usize = 5;
+    pub const TCB_SET_PRIORITY: usize = 6;
+    pub const TCB_SET_MC_PRIORITY: usize = 7;
+    pub const TCB_SET_SCHED_PARAMS: usize = 8;
+    pub const TCB_SET_IPC_BUFFER: usize = 9;
+    pub const TCB_SET_SPACE: usize = 10;
+    pub const TCB_SUSPEND: usize = 11;
+    pub const TCB_RESUME: usize = 12;
+    pub const TCB_BIND_NOTIFICATION: usize = 13;
+    pub const TCB_UNBIND_NOTIFICATION: usize = 14;
+    pub const TCB_SET_AFFINITY: usize = 15;
+    pub const TCB_SET_TLS_BASE: usize = 16;
+    pub const CNODE_REVOKE: usize = 17;
+    pub const CNODE_DELETE: usize = 18;
+    pub const CNODE_CANCEL_BADGED_SENDS: usize = 19;
+    pub const CNODE_COPY: usize = 20;
+    pub const CNODE_MINT: usize = 21;
+    pub const CNODE_MOVE: usize = 22;
+    pub const CNODE_MUTATE: usize = 23;
+    pub const CNODE_ROTATE: usize = 24;
+    pub const CNODE_SAVE_CALLER: usize = 25;
+    pub const IRQ_ISSUE_IRQ_HANDLER: usize = 26;
+    pub const IRQ_ACK_IRQ: usize = 27;
+    pub const IRQ_SET_IRQ_HANDLER: usize = 28;
+    pub const IRQ_CLEAR_IRQ_HANDLER: usize = 29;
+    pub const DOMAIN_SET_SET: usize = 30;
+    pub const RISCV_PAGE_TABLE_MAP: usize = 31;
+    pub const RISCV_PAGE_TABLE_UNMAP: usize = 32;
+    pub const RISCV_PAGE_MAP: usize = 33;
+    pub const RISCV_PAGE_UNMAP: usize = 34;
+    pub const RISCV_PAGE_GET_ADDRESS: usize = 35;
+    pub const RISCV_ASID_CONTROL_MAKE_POOL: usize = 36;
+    pub const RISCV_ASID_POOL_ASSIGN: usize = 37;
+    pub const RISCV_IRQ_ISSUE_IRQ_HANDLER_TRIGGER: usize = 38;
+}
+
+/// Initial caps in the root task's CNode (seL4's slot numbers; unused ones stay empty).
+pub mod init_cap {
+    pub const NULL: usize = 0;
+    pub const TCB: usize = 1;
+    pub const CNODE: usize = 2;
+    pub const VSPACE: usize = 3;
+    pub const IRQ_CONTROL: usize = 4;
+    pub const ASID_CONTROL: usize = 5;
+    pub const ASID_POOL: usize = 6;
+    pub const IO_PORT_CONTROL: usize = 7;
+    pub const IO_SPACE: usize = 8;
+    pub const BOOTINFO_FRAME: usize = 9;
+    pub const IPC_BUFFER: usize = 10;
+    pub const DOMAIN: usize = 11;
+    pub const FIRST_FREE: usize = 16;
+    /// The root CNode has 2^ROOT_CNODE_BITS slots and no guard, so a slot index is a cptr.
+    pub const ROOT_CNODE_BITS: usize = 12;
+}
+
+/// Scheduling parameters.
+pub mod sched {
+    pub const NUM_PRIORITIES: usize = 256;
+    pub const MAX_PRIORITY: usize = 255;
+    /// The root task's priority and maximum controlled priority.
+    pub const ROOT_PRIORITY: usize = 255;
+    /// Timer ticks per time slice (seL4's default CONFIG_TIME_SLICE is 5 ticks).
+    pub const TIME_SLICE_TICKS: usize = 5;
+    /// Timer tick, microseconds.
+    pub const TICK_US: usize = 2000;
+}
+
+/// Fault messages sent to a thread's fault endpoint: the label says which, MRs carry the
+/// details (seL4's RISC-V layouts). Replying restarts the thread; see each kind.
+pub mod fault {
+    pub const NULL: usize = 0;
+    /// MRs: IP, Addr, InRecvPhase, LookupFailureType, then the lookup failure's words.
+    pub const CAP_FAULT: usize = 1;
+    /// MRs: the thread's pc, sp, ra, a0..a7, syscall number. A reply of the same length writes
+    /// those registers back (so a handler can emulate the call and skip it).
+    pub const UNKNOWN_SYSCALL: usize = 2;
+    /// MRs: pc, sp, flags (0), scause, stval. A reply with length >= 2 sets pc and sp.
+    pub const USER_EXCEPTION: usize = 3;
+    /// MRs: IP, Addr, PrefetchFault (1 for an instruction fetch), FSR (scause). The reply
+    /// restarts the faulting instruction.
+    pub const VM_FAULT: usize = 5;
+
+    pub const CAP_FAULT_LENGTH: usize = 4;
+    pub const UNKNOWN_SYSCALL_LENGTH: usize = 12;
+    pub const USER_EXCEPTION_LENGTH: usize = 5;
+    pub const VM_FAULT_LENGTH: usize = 4;
+}
+
+/// Register order of TCB_ReadRegisters/WriteRegisters (seL4's RISC-V seL4_UserContext).
+pub mod regs {
+    /// pc, ra, sp, gp, s0..s11, a0..a7, t0..t6, tp: (name, x-register number; pc = 32).
+    pub const ORDER: [u8; 32] = [
+        32, 1, 2, 3, 8, 9, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 10, 11, 12, 13, 14, 15, 16, 17, 5, 6, 7, 28, 29, 30, 31,
+        4,
+    ];
+    pub const COUNT: usize = 32;
+}
+
+/// The boot-info page the kernel hands the root task (address in a0 at entry). seL4's fields,
+/// trimmed of the ones RISC-V has no use for, with the harts and the device regions added.
+pub mod bootinfo {
+    /// A range of slots in the root CNode: [start, end).
+    #[repr(C)]
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub struct SlotRegion {
+        pub start: usize,
+        pub end: usize,
+    }
+
+    #[repr(C)]
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct UntypedDesc {
+        pub paddr: usize,
+        pub size_bits: u8,
+        pub is_device: u8,
+        pub _pad: [u8; 6],
+    }
+
+    pub const MAX_UNTYPEDS: usize = 230;
+
+    #[repr(C)]
+    pub struct BootInfo {
+        /// Number of harts the kernel runs on (seL4 numNodes) and the one the root task starts
+        /// on (nodeID).
+        pub num_nodes: usize,
+        pub node_id: usize,
+        pub ipc_buffer: usize,
+        pub empty: SlotRegion,
+        pub user_image_frames: SlotRegion,
+        pub user_image_paging: SlotRegion,
+        pub untyped: SlotRegion,
+        pub init_cnode_size_bits: usize,
+        /// Cycles per second of the cycle counter is unknown to the kernel; this is the timer's.
+        pub timebase_hz: usize,
+        /// Hart ids, in order of TCB_SetAffinity's argument (affinity = index here).
+        pub hart_ids: [usize; 8],
+        pub untyped_list: [UntypedDesc; MAX_UNTYPEDS],
+    }
+    const _: () = assert!(core::mem::size_of::<BootInfo>() <= 4096);
 }

@@ -62,8 +62,12 @@ pub extern "C" fn boot_main(hart: usize, dtb: usize) -> ! {
     if !passed {
         arch::exit::fail(3)
     }
-    match crate::rootserver::start() {
-        Ok(()) => arch::exit::pass(), // no root task: the boot checks were the whole run
+    crate::lock::acquire();
+    match crate::rootserver::create(m) {
+        Ok(true) => {}
+        Ok(false) => arch::exit::pass(), // no root task: the boot checks were the whole run
         Err(e) => panic!("cannot start the root task: {e:?}"),
     }
+    crate::sched::start(hart);
+    crate::sched::exit_to_user()
 }

@@ -45,9 +45,23 @@ pub fn print(args: fmt::Arguments) {
 
 /// One byte from user space (DebugPutChar); '\n' becomes CRLF like kernel output.
 pub fn put_byte(b: u8) {
-    let mut buf = [0u8; 4];
-    let s = (b as char).encode_utf8(&mut buf);
-    print(format_args!("{}", if b.is_ascii() { s } else { "?" }));
+    print(format_args!("{}", if b.is_ascii() { b as char } else { '?' }));
+}
+
+/// Bytes from user space (DebugPutString): non-ASCII shown as '?'.
+pub fn put_bytes(bytes: &[u8]) {
+    let was = crate::arch::cpu::interrupts_off();
+    {
+        let mut guard = UART.lock();
+        let mut sink = Sink(guard.as_mut());
+        for &b in bytes {
+            let c = if b.is_ascii() { b as char } else { '?' };
+            let _ = sink.write_char(c);
+        }
+    }
+    if was {
+        crate::arch::cpu::interrupts_on();
+    }
 }
 
 /// For panics: never wait for a lock another hart might hold forever.

@@ -1,6 +1,6 @@
-//! The S-mode microkernel. This stage brings up every hart in an Sv39 kernel address space,
-//! takes timer and IPI interrupts, and checks the machine before handing over (later: to the
-//! root task).
+//! The S-mode microkernel: seL4's object model and system calls (non-MCS, RISC-V) on every
+//! hart of the machine. Boot brings the harts up in an Sv39 kernel address space, checks the
+//! machine, builds the root task from the image and schedules it. See `sw/kernel/README.md`.
 #![cfg_attr(target_arch = "riscv64", no_std, no_main)]
 
 #[cfg(not(target_arch = "riscv64"))]
@@ -13,21 +13,37 @@ mod boot;
 #[cfg(target_arch = "riscv64")]
 mod console;
 #[cfg(target_arch = "riscv64")]
+mod debug;
+#[cfg(target_arch = "riscv64")]
+mod fastpath;
+#[cfg(target_arch = "riscv64")]
+mod fault;
+#[cfg(target_arch = "riscv64")]
+mod interrupt;
+#[cfg(target_arch = "riscv64")]
+mod ipc;
+#[cfg(target_arch = "riscv64")]
+mod lock;
+#[cfg(target_arch = "riscv64")]
 mod machine;
 #[cfg(target_arch = "riscv64")]
 mod mm;
+#[cfg(target_arch = "riscv64")]
+mod object;
 #[cfg(target_arch = "riscv64")]
 mod percpu;
 #[cfg(target_arch = "riscv64")]
 mod rootserver;
 #[cfg(target_arch = "riscv64")]
+mod sched;
+#[cfg(target_arch = "riscv64")]
 mod selftest;
 #[cfg(target_arch = "riscv64")]
 mod smp;
 #[cfg(target_arch = "riscv64")]
-mod syscall;
+mod stats;
 #[cfg(target_arch = "riscv64")]
-mod thread;
+mod syscall;
 
 #[cfg(target_arch = "riscv64")]
 #[panic_handler]

@@ -17,6 +17,14 @@ pub struct PerCpu {
     pub starts: AtomicU64,
     /// Times the idle loop came out of `wfi`: about one per interrupt when idling properly.
     pub idle_wakeups: AtomicU64,
+    /// This hart is executing user code (set under the kernel lock just before leaving it,
+    /// cleared first thing on a trap from user mode).
+    pub in_user: AtomicBool,
+    /// satp and ASID of the address space the hart uses, and the TLB generation it has flushed
+    /// up to (see sched::shootdown).
+    pub active_satp: AtomicUsize,
+    pub active_asid: AtomicUsize,
+    pub tlb_seen: AtomicU64,
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
@@ -29,6 +37,10 @@ const INIT: PerCpu = PerCpu {
     fault_fixup: AtomicUsize::new(0),
     starts: AtomicU64::new(0),
     idle_wakeups: AtomicU64::new(0),
+    in_user: AtomicBool::new(false),
+    active_satp: AtomicUsize::new(0),
+    active_asid: AtomicUsize::new(usize::MAX),
+    tlb_seen: AtomicU64::new(0),
 };
 
 static mut CPUS: [PerCpu; MAX_HARTS] = [INIT; MAX_HARTS];

@@ -1,8 +1,12 @@
-//! Starting the root task: find it among the image's boot modules, load its ELF into a new
-//! address space, give it a stack, and enter it in user mode.
-use crate::arch::{self, trap::UserContext};
-use crate::mm::{self, vspace::VSpace};
-use crate::{kprintln, thread};
+//! Creating the root task, as seL4 does at boot: its CNode, VSpace (loaded from the ELF among
+//! the image's boot modules), TCB, IPC buffer and boot-info page, capabilities to all of it,
+//! and every byte of free memory as Untyped capabilities described in the boot info.
+use crate::mm::{self, frames};
+use crate::object::{self, asid, tcb, vspace, KSlots};
+use crate::{kprintln, sched};
+use abi::bootinfo::{BootInfo, SlotRegion, UntypedDesc, MAX_UNTYPEDS};
+use abi::{init_cap, layout, object::MAX_UNTYPED_BITS};
+use caps::{cap::PT_ROOT, Cap, Mdb, Rights, Slot, Slots};
 use devtree::Region;
 use sv39::{Flags, PAGE_SIZE};
 use xmas_elf::{program::Type, ElfFile};
@@ -32,10 +36,66 @@ pub enum LoadError {
     NotElf(&'static str),
     NotRiscv64,
     SegmentOutsideUserSpace(usize),
-    Map(sv39::MapError),
+    OutOfMemory,
+    RootCNodeFull,
 }
 
-fn load_elf(vs: &mut VSpace, bytes: &[u8]) -> Result<usize, LoadError> {
+/// Builds the root CNode's contents in order.
+struct Root {
+    cnode: u64,
+    next: usize,
+    vspace: u64,
+}
+
+impl Root {
+    fn slot(&self, i: usize) -> u64 {
+        KSlots.cnode_slot(self.cnode, i as u64)
+    }
+    /// An original cap (no parent) in slot `i`.
+    fn put(&self, i: usize, cap: Cap) {
+        KSlots.set(self.slot(i), Slot { cap, mdb: Mdb { prev: 0, next: 0, revocable: true, first_badged: true } });
+    }
+    fn push(&mut self, cap: Cap) -> Result<usize, LoadError> {
+        if self.next >= 1 << init_cap::ROOT_CNODE_BITS {
+            return Err(LoadError::RootCNodeFull);
+        }
+        let i = self.next;
+        self.put(i, cap);
+        self.next += 1;
+        Ok(i)
+    }
+    /// Map a fresh frame at `va` and record its cap (mapped) in the root CNode.
+    fn map_new(&mut self, va: usize, flags: Flags, paging: &mut heapless::Vec<(u64, u64), 64>) -> Result<u64, LoadError> {
+        let pa = frames::alloc_zeroed().ok_or(LoadError::OutOfMemory)? as u64;
+        let mut err = false;
+        vspace::boot_map(self.vspace, va, pa as usize, flags, &mut || {
+            let t = frames::alloc_zeroed().unwrap_or(0) as u64;
+            err |= t == 0 || paging.push((t, va as u64)).is_err();
+            t
+        });
+        if err {
+            return Err(LoadError::OutOfMemory);
+        }
+        self.push(Cap::Frame { base: pa, size_bits: 12, rights: Rights::ALL, mapped: Some((1, va as u64)) })?;
+        Ok(pa)
+    }
+}
+
+fn elf_flags(f: xmas_elf::program::Flags) -> Flags {
+    let mut flags = Flags(0);
+    if f.is_read() {
+        flags = flags | Flags::R;
+    }
+    if f.is_write() {
+        flags = flags | Flags::R | Flags::W;
+    }
+    if f.is_execute() {
+        flags = flags | Flags::X;
+    }
+    flags
+}
+
+fn load_elf(root: &mut Root, bytes: &[u8], paging: &mut heapless::Vec<(u64, u64), 64>) -> Result<usize, LoadError> {
     let elf = ElfFile::new(bytes).map_err(LoadError::NotElf)?;
     if elf.header.pt2.machine().as_machine() != xmas_elf::header::Machine::RISC_V {
         return Err(LoadError::NotRiscv64);
@@ -46,36 +106,26 @@ fn load_elf(vs: &mut VSpace, bytes: &[u8]) -> Result<usize, LoadError> {
         }
         let (va, memsz, filesz, off) = (ph.virtual_addr() as usize, ph.mem_size() as usize, ph.file_size() as usize, ph.offset() as usize);
         let end = va.checked_add(memsz).ok_or(LoadError::SegmentOutsideUserSpace(va))?;
-        if end > abi::layout::USER_TOP || filesz > memsz || off.checked_add(filesz).is_none_or(|e| e > bytes.len()) {
+        if end > layout::ROOT_STACK_TOP - layout::ROOT_STACK_PAGES * PAGE_SIZE
+            || filesz > memsz
+            || off.checked_add(filesz).is_none_or(|e| e > bytes.len())
+        {
             return Err(LoadError::SegmentOutsideUserSpace(va));
         }
-        let f = ph.flags();
-        let mut flags = Flags(0);
-        if f.is_read() {
-            flags = flags | Flags::R;
-        }
-        if f.is_write() {
-            flags = flags | Flags::R | Flags::W;
-        }
-        if f.is_execute() {
-            flags = flags | Flags::X;
-        }
+        let flags = elf_flags(ph.flags());
         let mut page = va & !(PAGE_SIZE - 1);
         while page < end {
             // Segments may share a page at their boundary: reuse it if already mapped.
-            let pa = match vs.translate(page) {
-                Some((pa, _)) => pa,
-                None => vs.map_new_page(page, flags).map_err(LoadError::Map)?,
+            let pa = match vspace::boot_translate(root.vspace, page) {
+                Some(pa) => pa as u64,
+                None => root.map_new(page, flags, paging)?,
             };
-            // Copy the part of the file image that falls in this page.
             let lo = page.max(va);
             let hi = (page + PAGE_SIZE).min(va + filesz);
             if lo < hi {
                 let src = &bytes[off + (lo - va)..off + (hi - va)];
                 // SAFETY: `pa` is a frame we own, mapped in the kernel window.
-                unsafe {
-                    core::ptr::copy_nonoverlapping(src.as_ptr(), (mm::phys_to_virt(pa) + (lo - page)) as *mut u8, src.len())
-                };
+                unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), (mm::phys_to_virt(pa as usize) + (lo - page)) as *mut u8, src.len()) };
             }
             page += PAGE_SIZE;
         }
@@ -83,33 +133,134 @@ fn load_elf(vs: &mut VSpace, bytes: &[u8]) -> Result<usize, LoadError> {
     Ok(elf.header.pt2.entry_point() as usize)
 }
 
-static mut ROOT: UserContext = UserContext::new();
+/// Split a region into naturally aligned power-of-two blocks (Untyped objects).
+fn untyped_blocks(r: Region, mut f: impl FnMut(usize, u8)) {
+    let (mut base, end) = (r.base, r.end());
+    while base < end {
+        let align_bits = base.trailing_zeros().min(MAX_UNTYPED_BITS as u32);
+        let size_bits = (usize::BITS - 1 - (end - base).leading_zeros()).min(align_bits) as u8;
+        if size_bits < 4 {
+            break;
+        }
+        f(base, size_bits);
+        base += 1 << size_bits;
+    }
+}
 
-/// Load and enter the root task on this hart. Returns only if there is none or it is invalid.
-pub fn start() -> Result<(), LoadError> {
+/// Build the root task and make it runnable on this hart. `Ok(false)`: no root task in the
+/// image (the boot checks were the whole run).
+pub fn create(m: &devtree::Machine) -> Result<bool, LoadError> {
     let Some(mods) = modules() else {
         kprintln!("[kernel] no boot modules in the image: no root task to start");
-        return Ok(());
+        return Ok(false);
     };
-    let Some(root) = mods.find("roottask") else {
+    let Some(module) = mods.find("roottask") else {
         kprintln!("[kernel] boot modules without a 'roottask'");
-        return Ok(());
+        return Ok(false);
     };
-    let mut vs = VSpace::new().map_err(LoadError::Map)?;
-    let entry = load_elf(&mut vs, root.data)?;
-    let top = abi::layout::ROOT_STACK_TOP;
-    for i in 1..=abi::layout::ROOT_STACK_PAGES {
-        vs.map_new_page(top - i * PAGE_SIZE, Flags::RW).map_err(LoadError::Map)?;
+    let hart = crate::percpu::this().hart;
+    let slot_bytes = caps::cdt::SLOT_BYTES as usize;
+    let cnode_bits = init_cap::ROOT_CNODE_BITS as u8;
+    let cnode = frames::alloc_aligned((1 << cnode_bits) * slot_bytes).ok_or(LoadError::OutOfMemory)? as u64;
+    for i in 0..(1u64 << cnode_bits) {
+        KSlots.set(KSlots.cnode_slot(cnode, i), Slot::default());
     }
+    let alloc = || frames::alloc_zeroed().map(|p| p as u64).ok_or(LoadError::OutOfMemory);
+    let (vs, pool, tcb_pa, bi_pa, ipc_pa) = (alloc()?, alloc()?, alloc()?, alloc()?, alloc()?);
+    let mut root = Root { cnode, next: init_cap::FIRST_FREE, vspace: vs };
+
+    // The VSpace with ASID 1 from the initial pool.
+    vspace::copy_kernel_half(vs);
+    asid::boot_pool(pool);
+    asid::assign(pool, 1, vs);
+    let root_cnode = Cap::CNode { base: cnode, radix: cnode_bits, guard: 0, guard_bits: 64 - cnode_bits };
+    root.put(init_cap::CNODE, root_cnode);
+    root.put(init_cap::VSPACE, Cap::PageTable { base: vs, mapped: Some((1, PT_ROOT)) });
+    root.put(init_cap::IRQ_CONTROL, Cap::IrqControl);
+    object::irq::set_control_slot(root.slot(init_cap::IRQ_CONTROL));
+    root.put(init_cap::ASID_CONTROL, Cap::AsidControl);
+    root.put(init_cap::ASID_POOL, Cap::AsidPool { base: pool, asid_base: 0 });
+
+    // The image, then stack, boot info and IPC buffer, each with a frame cap.
+    let mut paging: heapless::Vec<(u64, u64), 64> = heapless::Vec::new();
+    let frames_start = root.next;
+    let entry = load_elf(&mut root, module.data, &mut paging)?;
+    for i in 1..=layout::ROOT_STACK_PAGES {
+        root.map_new(layout::ROOT_STACK_TOP - i * PAGE_SIZE, Flags::RW, &mut paging)?;
+    }
+    let frames_end = root.next;
+    let mut table = || frames::alloc_zeroed().unwrap_or(0) as u64;
+    vspace::boot_map(vs, layout::ROOT_BOOTINFO, bi_pa as usize, Flags::R, &mut table);
+    vspace::boot_map(vs, layout::ROOT_IPC_BUFFER, ipc_pa as usize, Flags::RW, &mut table);
+    root.put(init_cap::BOOTINFO_FRAME, Cap::Frame { base: bi_pa, size_bits: 12, rights: Rights::ALL, mapped: Some((1, layout::ROOT_BOOTINFO as u64)) });
+    root.put(init_cap::IPC_BUFFER, Cap::Frame { base: ipc_pa, size_bits: 12, rights: Rights::ALL, mapped: Some((1, layout::ROOT_IPC_BUFFER as u64)) });
+    let paging_start = root.next;
+    for (pt, va) in paging.iter() {
+        root.push(Cap::PageTable { base: *pt, mapped: Some((1, *va)) })?;
+    }
+    let paging_end = root.next;
+
+    // The thread.
+    tcb::create(tcb_pa, hart);
+    root.put(init_cap::TCB, Cap::Tcb { obj: tcb_pa });
+    let t = object::at::<tcb::Tcb>(tcb_pa);
+    let s = &mut KSlots;
+    let _ = caps::cdt::insert(s, root.slot(init_cap::CNODE), t.slot(tcb::CTABLE), root_cnode);
+    let _ = caps::cdt::insert(s, root.slot(init_cap::VSPACE), t.slot(tcb::VTABLE), Cap::PageTable { base: vs, mapped: Some((1, PT_ROOT)) });
+    let buf = Cap::Frame { base: ipc_pa, size_bits: 12, rights: Rights::ALL, mapped: None };
+    let _ = caps::cdt::insert(s, root.slot(init_cap::IPC_BUFFER), t.slot(tcb::BUFFER), buf);
+    t.ipc_buffer = layout::ROOT_IPC_BUFFER;
+    t.prio = abi::sched::ROOT_PRIORITY as u8;
+    t.mcp = abi::sched::ROOT_PRIORITY as u8;
+    t.is_root = true;
+    t.ctx.sepc = entry;
+    t.ctx.regs[2] = layout::ROOT_STACK_TOP;
+    t.ctx.regs[10] = layout::ROOT_BOOTINFO;
+
+    // Boot info, and all remaining RAM (plus device regions nobody else uses) as Untyped.
+    let bi = object::at::<BootInfo>(bi_pa);
+    bi.num_nodes = m.harts.len();
+    bi.node_id = m.harts.iter().position(|h| h.id == hart).unwrap_or(0);
+    for (i, h) in m.harts.iter().enumerate().take(bi.hart_ids.len()) {
+        bi.hart_ids[i] = h.id;
+    }
+    bi.ipc_buffer = layout::ROOT_IPC_BUFFER;
+    bi.user_image_frames = SlotRegion { start: frames_start, end: frames_end };
+    bi.user_image_paging = SlotRegion { start: paging_start, end: paging_end };
+    bi.init_cnode_size_bits = cnode_bits as usize;
+    bi.timebase_hz = m.timebase_hz as usize;
+    let ut_start = root.next;
+    let mut n = 0;
+    let mut total = 0usize;
+    let mut add = |root: &mut Root, base: usize, bits: u8, device: bool| {
+        if n < MAX_UNTYPEDS && root.push(Cap::Untyped { base: base as u64, size_bits: bits, free_index: 0, device }).is_ok() {
+            bi.untyped_list[n] = UntypedDesc { paddr: base, size_bits: bits, is_device: device as u8, _pad: [0; 6] };
+            n += 1;
+        }
+    };
+    for r in frames::take_remaining() {
+        untyped_blocks(r, |b, bits| {
+            add(&mut root, b, bits, false);
+            total += 1 << bits;
+        });
+    }
+    for v in m.virtio_mmio.iter() {
+        let base = v.reg.base & !(PAGE_SIZE - 1);
+        add(&mut root, base, 12, true);
+    }
+    bi.untyped = SlotRegion { start: ut_start, end: root.next };
+    bi.empty = SlotRegion { start: root.next, end: 1 << cnode_bits };
     kprintln!(
-        "[kernel] root task: {} bytes of ELF, entry {:#x}, stack top {:#x}",
-        root.data.len(),
+        "[kernel] root task: {} bytes of ELF, entry {:#x}; {} image frames, {} untyped caps ({} MiB of RAM), slots {}..{} free",
+        module.data.len(),
         entry,
-        top
+        frames_end - frames_start,
+        n,
+        total >> 20,
+        bi.empty.start,
+        bi.empty.end
     );
-    vs.activate();
-    // SAFETY: only the boot hart touches ROOT, once.
-    let ctx = unsafe { &mut *(&raw mut ROOT) };
-    *ctx = thread::initial_context(entry, top);
-    arch::trap::enter_user(ctx)
+    object::irq::init(m, hart);
+    sched::make_runnable(t);
+    Ok(true)
 }

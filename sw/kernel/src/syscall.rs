@@ -1,49 +1,160 @@
 //! Everything that enters the kernel from user mode: system calls, interrupts taken while a
-//! user thread ran, and user faults.
-use crate::arch::{self, csr::*, trap::UserContext};
-use crate::{kprintln, percpu, thread};
-use abi::syscall as nr;
+//! user thread ran, and user faults. The kernel lock is held from here until the thread (or
+//! another) goes back to user mode.
+use crate::arch::{csr::*, trap::UserContext};
+use crate::ipc::{self, Msg, A0, A1};
+use crate::object::endpoint::{self, SendArgs};
+use crate::object::tcb::{self, Fault, State, Tcb};
+use crate::object::{self, at, notification};
+use crate::{fault, lock, percpu, sched, stats};
+use abi::{stat, syscall as nr, MessageInfo};
+use caps::Cap;
+use core::sync::atomic::Ordering;
 
-const A0: usize = 10;
 const A7: usize = 17;
 const EXC_ECALL_U: usize = 8;
 
 pub extern "C" fn user_trap(ctx: &mut UserContext) -> ! {
-    let scause = csrr!("scause");
     let cpu = percpu::this();
+    cpu.in_user.store(false, Ordering::Release);
+    let scause = csrr!("scause");
+    let stval = csrr!("stval");
+    lock::acquire();
+    stats::count(stat::KERNEL_ENTRIES);
+    let me_ptr = ctx as *mut UserContext as *mut Tcb;
     if scause & INTERRUPT != 0 {
-        arch::trap::handle_interrupt(scause, cpu);
-    } else if scause == EXC_ECALL_U {
-        ctx.sepc += 4;
-        handle_syscall(ctx);
-    } else {
-        // No fault endpoints yet: report and stop the thread.
-        kprintln!(
-            "[kernel] user fault: scause {:#x} at pc {:#x}, stval {:#x}; thread stopped",
-            scause,
-            ctx.sepc,
-            csrr!("stval")
-        );
-        thread::stop_current()
+        crate::interrupt::handle(scause & !INTERRUPT, cpu);
+    } else if sched::current() == me_ptr {
+        // SAFETY: the current thread's TCB is live; the lock is held.
+        let me = unsafe { &mut *me_ptr };
+        if scause == EXC_ECALL_U {
+            me.restart_pc = me.ctx.sepc;
+            me.ctx.sepc += 4;
+            if !crate::fastpath::try_fastpath(me) {
+                handle_syscall(me);
+            }
+        } else {
+            fault::exception(me, scause, stval);
+        }
     }
-    arch::trap::enter_user(ctx)
+    // Otherwise another hart stalled this thread while we waited for the lock: it re-executes
+    // the instruction when it next runs.
+    sched::exit_to_user()
 }
 
-fn handle_syscall(ctx: &mut UserContext) {
-    let number = ctx.regs[A7] as isize;
+fn handle_syscall(me: &mut Tcb) {
+    let number = me.ctx.regs[A7] as isize;
     match number {
-        nr::DEBUG_PUT_CHAR => crate::console::put_byte(ctx.regs[A0] as u8),
-        nr::YIELD => thread::count_yield(),
-        nr::DEBUG_HALT => {
-            let status = ctx.regs[A0];
-            kprintln!("[kernel] DebugHalt({status}) from the root task");
-            if status == 0 {
-                arch::exit::pass()
-            } else {
-                arch::exit::fail(status.min(255) as u32)
+        nr::SEND => send(me, true, false),
+        nr::NB_SEND => send(me, false, false),
+        nr::CALL => send(me, true, true),
+        nr::RECV => receive(me, true),
+        nr::NB_RECV => receive(me, false),
+        nr::REPLY => reply(me),
+        nr::REPLY_RECV => {
+            stats::count(stat::SLOWPATH_IPC);
+            reply(me);
+            receive(me, true);
+        }
+        nr::YIELD => sched::yield_current(),
+        n if crate::debug::handle(me, n) => {}
+        n => {
+            me.ctx.sepc = me.restart_pc;
+            fault::raise(me, Fault::UnknownSyscall { number: n as usize });
+        }
+    }
+}
+
+fn cap_fault(me: &mut Tcb, cptr: usize, in_recv: bool) {
+    me.ctx.sepc = me.restart_pc;
+    fault::raise(me, Fault::Cap { cptr, in_recv });
+}
+
+/// Send, NBSend, Call: IPC on an endpoint, a signal, a reply through a saved reply cap, or an
+/// invocation of a kernel object.
+fn send(me: &mut Tcb, blocking: bool, call: bool) {
+    let cptr = me.ctx.regs[A0];
+    let Some((cap, slot)) = tcb::lookup_cap_of(me, cptr) else { return cap_fault(me, cptr, false) };
+    match cap {
+        Cap::Endpoint { obj, badge, rights } => {
+            if !rights.write {
+                return cap_fault(me, cptr, false);
+            }
+            stats::count(stat::SLOWPATH_IPC);
+            endpoint::send(me, obj, SendArgs { badge, can_grant: rights.grant, can_grant_reply: rights.grant_reply, is_call: call, blocking });
+        }
+        Cap::Notification { obj, badge, rights } => {
+            if !rights.write {
+                return cap_fault(me, cptr, false);
+            }
+            notification::signal(obj, badge);
+        }
+        Cap::Reply { tcb, can_grant } => do_reply(me, tcb, can_grant, slot),
+        Cap::Null => cap_fault(me, cptr, false),
+        _ => {
+            let info = MessageInfo::from_word(me.ctx.regs[A1]);
+            let r = Msg::decode(me, info).and_then(|m| invoke(me, cap, slot, &m));
+            if call {
+                ipc::reply_to_invocation(me, r);
             }
         }
-        // Unknown numbers are an error for the caller, never for the kernel.
-        _ => ctx.regs[A0] = usize::MAX,
+    }
+}
+
+fn invoke(me: &mut Tcb, cap: Cap, slot: u64, m: &Msg) -> object::InvResult {
+    match cap {
+        Cap::Untyped { .. } => object::untyped::invoke(me, slot, m),
+        Cap::CNode { .. } => object::cnode::invoke(me, cap, m),
+        Cap::Tcb { obj } => object::tcb::invoke(me, obj, m),
+        Cap::Frame { .. } => object::vspace::invoke_frame(me, slot, cap, m),
+        Cap::PageTable { .. } => object::vspace::invoke_page_table(me, slot, cap, m),
+        Cap::AsidControl => object::asid::invoke_control(me, m),
+        Cap::AsidPool { .. } => object::asid::invoke_pool(me, cap, m),
+        Cap::IrqControl => object::irq::invoke_control(me, m),
+        Cap::IrqHandler { .. } => object::irq::invoke_handler(me, cap, m),
+        _ => Err(caps::Error::InvalidCapability(0)),
+    }
+}
+
+/// Recv, NBRecv (and the receive half of ReplyRecv).
+fn receive(me: &mut Tcb, blocking: bool) {
+    let cptr = me.ctx.regs[A0];
+    let Some((cap, _)) = tcb::lookup_cap_of(me, cptr) else { return cap_fault(me, cptr, true) };
+    match cap {
+        Cap::Endpoint { obj, rights, .. } if rights.read => {
+            // A reply cap not used by now is dropped (seL4 deleteCallerCap).
+            object::delete_slot(me.slot(tcb::CALLER));
+            if notification::take_bound_signal(me) {
+                return;
+            }
+            endpoint::receive(me, obj, blocking, rights.grant);
+        }
+        Cap::Notification { obj, rights, .. } if rights.read && notification::can_wait(obj, me) => {
+            notification::wait(me, obj, blocking);
+        }
+        _ => cap_fault(me, cptr, true),
+    }
+}
+
+/// Reply through the caller slot (Reply, ReplyRecv).
+fn reply(me: &mut Tcb) {
+    let slot = me.slot(tcb::CALLER);
+    if let Cap::Reply { tcb, can_grant } = object::cap_at(slot) {
+        do_reply(me, tcb, can_grant, slot);
+    }
+}
+
+pub fn do_reply(me: &mut Tcb, caller: u64, can_grant: bool, slot: u64) {
+    let t = at::<Tcb>(caller);
+    t.reply_holder = 0;
+    caps::cdt::delete(&mut object::KSlots, slot);
+    if t.state != State::BlockedOnReply {
+        return;
+    }
+    if t.fault != Fault::None {
+        fault::reply(t, me);
+    } else {
+        ipc::transfer(me, t, 0, can_grant, 0);
+        sched::make_runnable(t);
     }
 }

@@ -35,6 +35,9 @@ pub fn idle() -> ! {
     loop {
         wait_for_interrupt();
         cpu.idle_wakeups.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+        if crate::sched::started() {
+            crate::sched::idle_loop()
+        }
     }
 }
 

@@ -11,6 +11,9 @@ pub enum Msg {
     Ping = 1 << 0,
     /// Stop this hart through SBI HSM (it can be started again).
     Stop = 1 << 1,
+    /// Leave user mode and schedule (reschedule, stall a thread, flush the TLB): taking the
+    /// interrupt is the whole point.
+    Kick = 1 << 2,
 }
 
 pub fn send(hart: usize, msg: Msg) {

@@ -111,6 +111,7 @@ pub fn handle_interrupt(scause: usize, cpu: &percpu::PerCpu) {
     match scause & !INTERRUPT {
         IRQ_S_TIMER => arch::timer::on_interrupt(cpu),
         IRQ_S_SOFT => arch::ipi::on_interrupt(cpu),
+        9 => crate::object::irq::handle_external(),
         code => panic!("unexpected interrupt {code} on hart {}", cpu.hart),
     }
 }

@@ -37,6 +37,34 @@ pub fn alloc_zeroed() -> Option<usize> {
     Some(pa)
 }
 
+/// A zeroed block of `size` bytes aligned to `size` (a power of two), for the root task's
+/// objects. The part of a region skipped for alignment stays free.
+pub fn alloc_aligned(size: usize) -> Option<usize> {
+    let mut guard = FRAMES.lock();
+    let f = guard.as_mut()?;
+    let i = f.free.iter().position(|r| r.base.next_multiple_of(size) + size <= r.end())?;
+    let r = f.free[i];
+    let pa = r.base.next_multiple_of(size);
+    f.free[i] = Region { base: pa + size, size: r.end() - (pa + size) };
+    if pa > r.base {
+        let _ = f.free.push(Region { base: r.base, size: pa - r.base });
+    }
+    f.taken += size / sv39::PAGE_SIZE;
+    // SAFETY: free RAM, mapped in the kernel window.
+    unsafe { core::ptr::write_bytes(super::phys_to_virt(pa) as *mut u8, 0, size) };
+    Some(pa)
+}
+
+/// Everything still free, handed over as Untyped memory: the allocator is empty afterwards.
+pub fn take_remaining() -> heapless::Vec<Region, 16> {
+    let mut guard = FRAMES.lock();
+    let Some(f) = guard.as_mut() else { return heapless::Vec::new() };
+    let mut out = core::mem::take(&mut f.free);
+    out.retain(|r| r.size > 0);
+    out.sort_unstable_by_key(|r| r.base);
+    out
+}
+
 pub fn frames_taken() -> usize {
     FRAMES.lock().as_ref().map_or(0, |f| f.taken)
 }

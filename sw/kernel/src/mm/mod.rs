@@ -2,7 +2,6 @@
 pub mod frames;
 pub mod kspace;
 pub mod probe;
-pub mod vspace;
 
 use platform::image::KERNEL_WINDOW;
 
@@ -27,4 +26,9 @@ impl sv39::PhysMem for WindowMem {
         // SAFETY: table frames come from alloc_table (or the kernel's own) and live in the window.
         unsafe { &mut *(phys_to_virt(pa) as *mut [sv39::Pte; sv39::ENTRIES]) }
     }
+}
+
+/// Is this physical address in RAM (as opposed to a device)?
+pub fn is_ram(pa: u64) -> bool {
+    crate::machine::try_get().is_some_and(|m| m.memory.iter().any(|r| r.contains(pa as usize)))
 }

@@ -38,11 +38,23 @@ pub enum Cap {
     Endpoint { obj: u64, badge: u64, rights: Rights },
     Notification { obj: u64, badge: u64, rights: Rights },
     Tcb { obj: u64 },
+    /// `mapped`: (ASID, virtual address) while the frame is mapped.
     Frame { base: u64, size_bits: u8, rights: Rights, mapped: Option<(u16, u64)> },
+    /// `mapped`: (ASID, virtual address) of a page table linked into a VSpace, or
+    /// (ASID, [`PT_ROOT`]) for a VSpace root that owns an ASID.
     PageTable { base: u64, mapped: Option<(u16, u64)> },
     IrqControl,
     IrqHandler { irq: u32 },
+    AsidControl,
+    /// A pool of 512 ASIDs starting at `asid_base`, stored in a 4 KiB object at `base`.
+    AsidPool { base: u64, asid_base: u16 },
+    /// The right to reply once to thread `tcb` (non-MCS seL4: lives in the receiver's caller
+    /// slot until used, saved or deleted).
+    Reply { tcb: u64, can_grant: bool },
 }
+
+/// `PageTable.mapped` address of a VSpace root.
+pub const PT_ROOT: u64 = u64::MAX;
 
 impl Cap {
     pub fn is_null(&self) -> bool {
@@ -52,7 +64,7 @@ impl Cap {
     /// The object this cap names, as (type tag, base address), for identity comparisons.
     pub fn object(&self) -> Option<(u8, u64)> {
         Some(match *self {
-            Cap::Null | Cap::IrqControl => return None,
+            Cap::Null | Cap::IrqControl | Cap::AsidControl | Cap::Reply { .. } => return None,
             Cap::Untyped { base, .. } => (0, base),
             Cap::CNode { base, .. } => (4, base),
             Cap::Endpoint { obj, .. } => (2, obj),
@@ -61,6 +73,7 @@ impl Cap {
             Cap::Frame { base, .. } => (6, base),
             Cap::PageTable { base, .. } => (8, base),
             Cap::IrqHandler { irq } => (9, irq as u64),
+            Cap::AsidPool { base, .. } => (10, base),
         })
     }
 
@@ -70,7 +83,7 @@ impl Cap {
             Cap::Untyped { base, size_bits, .. } | Cap::Frame { base, size_bits, .. } => Some((base, 1 << size_bits)),
             Cap::CNode { base, radix, .. } => Some((base, (1u64 << radix) * crate::cdt::SLOT_BYTES)),
             Cap::Endpoint { obj, .. } | Cap::Notification { obj, .. } | Cap::Tcb { obj } => Some((obj, 1)),
-            Cap::PageTable { base, .. } => Some((base, 4096)),
+            Cap::PageTable { base, .. } | Cap::AsidPool { base, .. } => Some((base, 4096)),
             _ => None,
         }
     }
@@ -112,14 +125,15 @@ impl Cap {
         }
     }
 
-    /// The cap Copy/Mint may place in a new slot (seL4 deriveCap): mapped frames and page
-    /// tables are copied unmapped; IRQControl cannot be copied.
+    /// The cap Copy/Mint may place in a new slot (seL4 deriveCap): frames are copied unmapped;
+    /// only a page table that is mapped (or owns an ASID) can be copied; IRQControl,
+    /// ASIDControl and reply caps cannot be copied.
     pub fn derive(self) -> Result<Cap, crate::Error> {
         match self {
             Cap::Null => Err(crate::Error::InvalidCapability(1)),
-            Cap::IrqControl => Err(crate::Error::IllegalOperation),
+            Cap::IrqControl | Cap::AsidControl | Cap::Reply { .. } => Err(crate::Error::IllegalOperation),
             Cap::Frame { base, size_bits, rights, .. } => Ok(Cap::Frame { base, size_bits, rights, mapped: None }),
-            Cap::PageTable { mapped: Some(_), .. } => Err(crate::Error::IllegalOperation),
+            Cap::PageTable { mapped: None, .. } => Err(crate::Error::IllegalOperation),
             c => Ok(c),
         }
     }

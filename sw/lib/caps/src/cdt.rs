@@ -129,11 +129,17 @@ pub fn is_final(s: &impl Slots, slot: SlotRef) -> bool {
 /// Empty a slot. Returns the cap if it was the last one naming its object (the caller then
 /// destroys the object: frees a UINTC slot, unbinds a TCB, ...).
 pub fn delete(s: &mut impl Slots, slot: SlotRef) -> Option<Cap> {
+    delete_any(s, slot).and_then(|(c, last)| last.then_some(c))
+}
+
+/// Empty a slot; returns the cap it held and whether it was the last one to its object (some
+/// caps need clean-up either way, e.g. a mapped frame is unmapped).
+pub fn delete_any(s: &mut impl Slots, slot: SlotRef) -> Option<(Cap, bool)> {
     let me = s.get(slot);
     if me.cap.is_null() {
         return None;
     }
-    let last = is_final(s, slot).then_some(me.cap);
+    let last = is_final(s, slot);
     if me.mdb.prev != NO_SLOT {
         let mut m = s.mdb(me.mdb.prev);
         m.next = me.mdb.next;
@@ -147,12 +153,12 @@ pub fn delete(s: &mut impl Slots, slot: SlotRef) -> Option<Cap> {
         s.set_mdb(me.mdb.next, m);
     }
     s.set(slot, Slot::default());
-    last
+    Some((me.cap, last))
 }
 
-/// Delete every descendant of `slot` (Revoke). `on_final` gets each cap that was the last one
-/// to its object. Returns how many slots were emptied.
-pub fn revoke(s: &mut impl Slots, slot: SlotRef, on_final: &mut dyn FnMut(Cap)) -> usize {
+/// Delete every descendant of `slot` (Revoke). `on_deleted` gets each cap removed and whether
+/// it was the last one to its object. Returns how many slots were emptied.
+pub fn revoke(s: &mut impl Slots, slot: SlotRef, on_deleted: &mut dyn FnMut(Cap, bool)) -> usize {
     let mut n = 0;
     loop {
         let me = s.get(slot);
@@ -160,8 +166,8 @@ pub fn revoke(s: &mut impl Slots, slot: SlotRef, on_final: &mut dyn FnMut(Cap)) 
         if next == NO_SLOT || !is_parent_of(&me, &s.get(next)) {
             return n;
         }
-        if let Some(c) = delete(s, next) {
-            on_final(c);
+        if let Some((c, last)) = delete_any(s, next) {
+            on_deleted(c, last);
         }
         n += 1;
     }

@@ -59,6 +59,8 @@ pub enum Error {
     FailedLookup(cspace::LookupFault),
     DeleteFirst,
     RevokeFirst,
+    /// The message is shorter than the invocation needs (seL4_TruncatedMessage).
+    Truncated,
     NotEnoughMemory { available: u64 },
 }
 
@@ -74,6 +76,7 @@ impl Error {
             Error::FailedLookup(_) => FAILED_LOOKUP,
             Error::DeleteFirst => DELETE_FIRST,
             Error::RevokeFirst => REVOKE_FIRST,
+            Error::Truncated => TRUNCATED_MESSAGE,
             Error::NotEnoughMemory { .. } => NOT_ENOUGH_MEMORY,
         }
     }

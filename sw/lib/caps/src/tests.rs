@@ -80,12 +80,12 @@ fn mint_badges_and_revoke_removes_only_descendants() {
 
     // Revoking the badged cap removes its copy only.
     let mut finals = Vec::new();
-    assert_eq!(cdt::revoke(&mut s, slot(3), &mut |c| finals.push(c)), 1);
+    assert_eq!(cdt::revoke(&mut s, slot(3), &mut |c, last| if last { finals.push(c) }), 1);
     assert!(s.cap(slot(4)).is_null() && !s.cap(slot(3)).is_null());
     assert!(finals.is_empty(), "the endpoint is still named by other caps");
 
     // Revoking the original removes every derived cap; the original stays.
-    assert_eq!(cdt::revoke(&mut s, slot(1), &mut |c| finals.push(c)), 2);
+    assert_eq!(cdt::revoke(&mut s, slot(1), &mut |c, last| if last { finals.push(c) }), 2);
     assert!(s.cap(slot(2)).is_null() && s.cap(slot(3)).is_null() && !s.cap(slot(1)).is_null());
     // Deleting the last cap reports the object as final.
     assert_eq!(cdt::delete(&mut s, slot(1)), Some(ep(0x8000_0000)));
@@ -99,7 +99,7 @@ fn revoking_untyped_reclaims_every_object_inside() {
     cdt::insert(&mut s, slot(5), slot(6), nt.derive().unwrap()).unwrap();
     assert!(cdt::has_children(&s, slot(0)));
     let mut finals = Vec::new();
-    cdt::revoke(&mut s, slot(0), &mut |c| finals.push(c));
+    cdt::revoke(&mut s, slot(0), &mut |c, last| if last { finals.push(c) });
     assert!((1..=6).all(|i| s.cap(slot(i)).is_null()));
     assert!(!cdt::has_children(&s, slot(0)));
     assert_eq!(finals.len(), 2, "each object reported once, when its last cap went: {finals:?}");

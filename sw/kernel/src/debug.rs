@@ -1,0 +1,66 @@
+//! Debug system calls: console output, the cycle counter, kernel counters, the scheduler dump,
+//! cap identification and halting the machine with a verdict.
+use crate::ipc::{self, A0, A1};
+use crate::object::tcb::{self, Tcb};
+use crate::{arch, kprintln, sched, stats};
+use abi::{object, syscall as nr};
+use caps::Cap;
+
+/// Handle debug call `n`; false if `n` is not one.
+pub fn handle(me: &mut Tcb, n: isize) -> bool {
+    let a0 = me.ctx.regs[A0];
+    match n {
+        nr::DEBUG_PUT_CHAR => crate::console::put_byte(a0 as u8),
+        nr::DEBUG_PUT_STRING => {
+            let Some(b) = ipc::buffer(me) else {
+                me.ctx.regs[A0] = usize::MAX;
+                return true;
+            };
+            let len = a0.min(core::mem::size_of_val(&b.msg));
+            // SAFETY: the msg array is plain words; reading it as bytes is fine.
+            let bytes = unsafe { core::slice::from_raw_parts(b.msg.as_ptr() as *const u8, len) };
+            crate::console::put_bytes(bytes);
+            me.ctx.regs[A0] = len;
+        }
+        nr::DEBUG_GET_CLOCK => {
+            me.ctx.regs[A0] = arch::cpu::cycles() as usize;
+            me.ctx.regs[A1] = crate::percpu::this().hart;
+        }
+        nr::DEBUG_STAT => me.ctx.regs[A0] = stats::read(a0).map_or(usize::MAX, |v| v as usize),
+        nr::DEBUG_DUMP_SCHEDULER => sched::dump(),
+        nr::DEBUG_CAP_IDENTIFY => {
+            me.ctx.regs[A0] = tcb::lookup_cap_of(me, a0).map_or(0, |(c, _)| identify(&c));
+        }
+        nr::DEBUG_HALT => {
+            kprintln!("[kernel] DebugHalt({a0}) from the root task");
+            if a0 == 0 {
+                arch::exit::pass()
+            } else {
+                arch::exit::fail(a0.min(255) as u32)
+            }
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// Object type + 1 (0 = empty).
+fn identify(c: &Cap) -> usize {
+    1 + match c {
+        Cap::Null => return 0,
+        Cap::Untyped { .. } => object::UNTYPED,
+        Cap::Tcb { .. } => object::TCB,
+        Cap::Endpoint { .. } => object::ENDPOINT,
+        Cap::Notification { .. } => object::NOTIFICATION,
+        Cap::CNode { .. } => object::CNODE,
+        Cap::Frame { size_bits: 30, .. } => object::GIGA_PAGE,
+        Cap::Frame { size_bits: 21, .. } => object::MEGA_PAGE,
+        Cap::Frame { .. } => object::PAGE_4K,
+        Cap::PageTable { .. } => object::PAGE_TABLE,
+        Cap::AsidPool { .. } => object::ASID_POOL,
+        Cap::AsidControl => object::ASID_CONTROL,
+        Cap::IrqControl => object::IRQ_CONTROL,
+        Cap::IrqHandler { .. } => object::IRQ_HANDLER,
+        Cap::Reply { .. } => 13,
+    }
+}

@@ -1,0 +1,193 @@
+//! Endpoints: synchronous IPC rendezvous. An endpoint is a queue of threads all waiting to send
+//! or all waiting to receive (seL4's EPState).
+use super::at;
+use super::tcb::{self, State, Tcb};
+use crate::{ipc, sched};
+use core::ptr::null_mut;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum EpState {
+    Idle,
+    Send,
+    Recv,
+}
+
+#[repr(C)]
+pub struct Endpoint {
+    pub state: EpState,
+    pub head: *mut Tcb,
+    pub tail: *mut Tcb,
+}
+
+const _: () = assert!(core::mem::size_of::<Endpoint>() <= 1 << abi::object::ENDPOINT_BITS + 1);
+
+pub fn create(pa: u64) {
+    at::<core::mem::MaybeUninit<Endpoint>>(pa).write(Endpoint { state: EpState::Idle, head: null_mut(), tail: null_mut() });
+}
+
+pub fn enqueue(head: &mut *mut Tcb, tail: &mut *mut Tcb, t: &mut Tcb) {
+    t.ep_next = null_mut();
+    t.ep_prev = *tail;
+    if tail.is_null() {
+        *head = t;
+    } else {
+        // SAFETY: queued TCBs are live.
+        unsafe { (**tail).ep_next = t };
+    }
+    *tail = t;
+}
+
+pub fn unlink(head: &mut *mut Tcb, tail: &mut *mut Tcb, t: &mut Tcb) {
+    // SAFETY: queued TCBs are live.
+    unsafe {
+        if t.ep_prev.is_null() {
+            *head = t.ep_next;
+        } else {
+            (*t.ep_prev).ep_next = t.ep_next;
+        }
+        if t.ep_next.is_null() {
+            *tail = t.ep_prev;
+        } else {
+            (*t.ep_next).ep_prev = t.ep_prev;
+        }
+    }
+    t.ep_next = null_mut();
+    t.ep_prev = null_mut();
+}
+
+fn pop(ep: &mut Endpoint) -> &'static mut Tcb {
+    // SAFETY: called only on a non-empty queue of live TCBs.
+    let t = unsafe { &mut *ep.head };
+    unlink(&mut ep.head, &mut ep.tail, t);
+    if ep.head.is_null() {
+        ep.state = EpState::Idle;
+    }
+    t
+}
+
+/// Remove a blocked sender or receiver from the endpoint it waits on.
+pub fn remove_waiter(t: &mut Tcb) {
+    let ep = at::<Endpoint>(t.blocked_on);
+    unlink(&mut ep.head, &mut ep.tail, t);
+    if ep.head.is_null() {
+        ep.state = EpState::Idle;
+    }
+    t.blocked_on = 0;
+}
+
+/// Parameters of a send, from the sender's cap.
+#[derive(Clone, Copy)]
+pub struct SendArgs {
+    pub badge: u64,
+    pub can_grant: bool,
+    pub can_grant_reply: bool,
+    pub is_call: bool,
+    pub blocking: bool,
+}
+
+/// seL4 sendIPC.
+pub fn send(me: &mut Tcb, ep_pa: u64, a: SendArgs) {
+    let ep = at::<Endpoint>(ep_pa);
+    match ep.state {
+        EpState::Recv => {
+            let r = pop(ep);
+            r.blocked_on = 0;
+            ipc::transfer(me, r, a.badge, a.can_grant, ep_pa);
+            let reply_grant = r.recv_can_grant;
+            sched::make_runnable(r);
+            if a.is_call {
+                if a.can_grant || a.can_grant_reply {
+                    setup_caller(me, r, reply_grant);
+                } else {
+                    me.state = State::Inactive;
+                }
+            }
+        }
+        _ if a.blocking => {
+            me.state = State::BlockedOnSend;
+            me.blocked_on = ep_pa;
+            me.send_badge = a.badge;
+            me.send_can_grant = a.can_grant;
+            me.send_can_grant_reply = a.can_grant_reply;
+            me.send_is_call = a.is_call;
+            enqueue(&mut ep.head, &mut ep.tail, me);
+            ep.state = EpState::Send;
+        }
+        _ => {} // NBSend with no receiver: dropped
+    }
+}
+
+/// The caller now waits for a reply; the receiver holds the reply cap in its caller slot.
+pub fn setup_caller(caller: &mut Tcb, receiver: &mut Tcb, can_grant: bool) {
+    caller.state = State::BlockedOnReply;
+    let slot = receiver.slot(tcb::CALLER);
+    super::delete_slot(slot);
+    super::set_reply(slot, caller, can_grant);
+}
+
+/// seL4 receiveIPC (the bound notification has been checked by the caller).
+pub fn receive(me: &mut Tcb, ep_pa: u64, blocking: bool, can_grant: bool) {
+    let ep = at::<Endpoint>(ep_pa);
+    match ep.state {
+        EpState::Send => {
+            let s = pop(ep);
+            s.blocked_on = 0;
+            ipc::transfer(s, me, s.send_badge, s.send_can_grant, ep_pa);
+            if s.send_is_call {
+                if s.send_can_grant || s.send_can_grant_reply {
+                    setup_caller(s, me, can_grant);
+                } else {
+                    s.state = State::Inactive;
+                }
+            } else {
+                sched::make_runnable(s);
+            }
+        }
+        _ if blocking => {
+            me.state = State::BlockedOnReceive;
+            me.blocked_on = ep_pa;
+            me.recv_can_grant = can_grant;
+            enqueue(&mut ep.head, &mut ep.tail, me);
+            ep.state = EpState::Recv;
+        }
+        _ => {
+            // NBRecv with nothing to receive: badge 0 (seL4 doNBRecvFailedTransfer).
+            me.ctx.regs[ipc::A0] = 0;
+        }
+    }
+}
+
+/// The endpoint's last cap is gone: everyone waiting on it restarts its system call (and will
+/// then find its cap invalid).
+pub fn destroy(pa: u64) {
+    let ep = at::<Endpoint>(pa);
+    while !ep.head.is_null() {
+        let t = pop(ep);
+        t.blocked_on = 0;
+        t.state = State::Inactive;
+        tcb::restart(t);
+    }
+}
+
+/// CNode_CancelBadgedSends: senders with `badge` restart their send.
+pub fn cancel_badged_sends(pa: u64, badge: u64) {
+    let ep = at::<Endpoint>(pa);
+    if ep.state != EpState::Send {
+        return;
+    }
+    let mut p = ep.head;
+    while !p.is_null() {
+        // SAFETY: queued TCBs are live.
+        let t = unsafe { &mut *p };
+        p = t.ep_next;
+        if t.send_badge == badge {
+            unlink(&mut ep.head, &mut ep.tail, t);
+            t.blocked_on = 0;
+            t.state = State::Inactive;
+            tcb::restart(t);
+        }
+    }
+    if ep.head.is_null() {
+        ep.state = EpState::Idle;
+    }
+}

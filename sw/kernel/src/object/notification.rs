@@ -1,0 +1,155 @@
+//! Notifications: a word of badge bits that Signal ORs in and Wait/Poll take out, a queue of
+//! waiting threads, and optionally a bound TCB that receives signals while blocked on an
+//! endpoint.
+use super::at;
+use super::endpoint::{enqueue, unlink};
+use super::tcb::{self, State, Tcb};
+use crate::{ipc, sched};
+use caps::Error;
+use core::ptr::null_mut;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum NtfnState {
+    Idle,
+    Waiting,
+    Active,
+}
+
+#[repr(C)]
+pub struct Notification {
+    pub state: NtfnState,
+    pub head: *mut Tcb,
+    pub tail: *mut Tcb,
+    pub word: u64,
+    pub bound: *mut Tcb,
+}
+
+const _: () = assert!(core::mem::size_of::<Notification>() <= 1 << abi::object::NOTIFICATION_BITS + 1);
+
+pub fn create(pa: u64) {
+    at::<core::mem::MaybeUninit<Notification>>(pa).write(Notification {
+        state: NtfnState::Idle,
+        head: null_mut(),
+        tail: null_mut(),
+        word: 0,
+        bound: null_mut(),
+    });
+}
+
+fn deliver(t: &mut Tcb, badge: u64) {
+    t.ctx.regs[ipc::A0] = badge as usize;
+    sched::make_runnable(t);
+}
+
+/// seL4 sendSignal.
+pub fn signal(pa: u64, badge: u64) {
+    let n = at::<Notification>(pa);
+    match n.state {
+        NtfnState::Idle => {
+            // SAFETY: a bound TCB is live (unbound before it is destroyed).
+            if let Some(b) = unsafe { n.bound.as_mut() } {
+                if b.state == State::BlockedOnReceive {
+                    tcb::cancel_ipc(b);
+                    deliver(b, badge);
+                    return;
+                }
+            }
+            n.word = badge;
+            n.state = NtfnState::Active;
+        }
+        NtfnState::Waiting => {
+            // SAFETY: the queue is non-empty in Waiting.
+            let t = unsafe { &mut *n.head };
+            unlink(&mut n.head, &mut n.tail, t);
+            if n.head.is_null() {
+                n.state = NtfnState::Idle;
+            }
+            t.blocked_on = 0;
+            deliver(t, badge);
+        }
+        NtfnState::Active => n.word |= badge,
+    }
+}
+
+/// seL4 receiveSignal: Wait (blocking) or Poll.
+pub fn wait(me: &mut Tcb, pa: u64, blocking: bool) {
+    let n = at::<Notification>(pa);
+    match n.state {
+        NtfnState::Active => {
+            me.ctx.regs[ipc::A0] = n.word as usize;
+            n.word = 0;
+            n.state = NtfnState::Idle;
+        }
+        _ if blocking => {
+            me.state = State::BlockedOnNotification;
+            me.blocked_on = pa;
+            enqueue(&mut n.head, &mut n.tail, me);
+            n.state = NtfnState::Waiting;
+        }
+        _ => me.ctx.regs[ipc::A0] = 0,
+    }
+}
+
+/// A thread about to receive on an endpoint takes a pending signal of its bound notification
+/// first. Returns true if it did (the receive is over).
+pub fn take_bound_signal(me: &mut Tcb) -> bool {
+    if me.bound_ntfn == 0 {
+        return false;
+    }
+    let n = at::<Notification>(me.bound_ntfn);
+    if n.state != NtfnState::Active {
+        return false;
+    }
+    me.ctx.regs[ipc::A0] = n.word as usize;
+    n.word = 0;
+    n.state = NtfnState::Idle;
+    true
+}
+
+pub fn remove_waiter(t: &mut Tcb) {
+    let n = at::<Notification>(t.blocked_on);
+    unlink(&mut n.head, &mut n.tail, t);
+    if n.head.is_null() && n.state == NtfnState::Waiting {
+        n.state = NtfnState::Idle;
+    }
+    t.blocked_on = 0;
+}
+
+pub fn bind(n: &mut Notification, t: &mut Tcb) -> Result<(), Error> {
+    if !n.bound.is_null() || n.state == NtfnState::Waiting {
+        return Err(Error::IllegalOperation);
+    }
+    n.bound = t;
+    t.bound_ntfn = crate::mm::virt_to_phys(n as *mut Notification as usize) as u64;
+    Ok(())
+}
+
+pub fn unbind(n: &mut Notification) {
+    // SAFETY: a bound TCB is live.
+    if let Some(t) = unsafe { n.bound.as_mut() } {
+        t.bound_ntfn = 0;
+    }
+    n.bound = null_mut();
+}
+
+/// The last cap is gone: waiters restart (and find their cap invalid), the binding ends.
+pub fn destroy(pa: u64) {
+    let n = at::<Notification>(pa);
+    unbind(n);
+    super::irq::forget_notification(pa);
+    while !n.head.is_null() {
+        // SAFETY: non-empty queue of live TCBs.
+        let t = unsafe { &mut *n.head };
+        unlink(&mut n.head, &mut n.tail, t);
+        t.blocked_on = 0;
+        t.state = State::Inactive;
+        tcb::restart(t);
+    }
+    n.state = NtfnState::Idle;
+}
+
+/// A notification a thread may Wait on: not bound to another thread.
+pub fn can_wait(pa: u64, me: &Tcb) -> bool {
+    let n = at::<Notification>(pa);
+    n.bound.is_null() || core::ptr::eq(n.bound, me)
+}

@@ -1,0 +1,472 @@
+//! Thread control blocks: a thread's registers, its CSpace/VSpace/IPC-buffer capabilities, its
+//! scheduling parameters and its IPC state; and the TCB invocations.
+use super::{at, cap_at, InvResult, KSlots};
+use crate::arch::trap::UserContext;
+use crate::ipc::{self, Msg};
+use crate::sched;
+use abi::{label, regs};
+use caps::{Cap, Error, Slot, SlotRef};
+
+/// The TCB's own capability slots (seL4's tcbCTable, tcbVTable, tcbReply, tcbCaller, tcbBuffer).
+pub const CTABLE: usize = 0;
+pub const VTABLE: usize = 1;
+pub const CALLER: usize = 3;
+pub const BUFFER: usize = 4;
+pub const SLOTS: usize = 5;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    Inactive,
+    Running,
+    BlockedOnReceive,
+    BlockedOnSend,
+    BlockedOnReply,
+    BlockedOnNotification,
+}
+
+/// A fault waiting to be delivered to (or answered by) the fault handler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    None,
+    /// cptr that failed, whether in the receive phase.
+    Cap { cptr: usize, in_recv: bool },
+    UnknownSyscall { number: usize },
+    UserException { cause: usize, tval: usize },
+    Vm { addr: usize, cause: usize, fetch: bool },
+}
+
+#[repr(C)]
+pub struct Tcb {
+    /// First: `sscratch` points here while the thread runs (see arch::trap).
+    pub ctx: UserContext,
+    pub slots: [Slot; SLOTS],
+    pub state: State,
+    pub prio: u8,
+    pub mcp: u8,
+    /// The hart this thread runs on.
+    pub affinity: usize,
+    /// Ticks left in the current time slice.
+    pub slice: u32,
+    /// Ready-queue links (per-hart queue of `prio`) and membership.
+    pub sched_next: *mut Tcb,
+    pub sched_prev: *mut Tcb,
+    pub queued: bool,
+    /// The hart this thread is current on, if any.
+    pub current_on: Option<usize>,
+    /// Endpoint/notification queue links and the object the thread blocks on.
+    pub ep_next: *mut Tcb,
+    pub ep_prev: *mut Tcb,
+    pub blocked_on: u64,
+    /// What a blocked sender sends (and whether it called).
+    pub send_badge: u64,
+    pub send_can_grant: bool,
+    pub send_can_grant_reply: bool,
+    pub send_is_call: bool,
+    /// A blocked receiver may receive caps.
+    pub recv_can_grant: bool,
+    pub fault_ep: usize,
+    pub ipc_buffer: usize,
+    pub bound_ntfn: u64,
+    pub fault: Fault,
+    /// The `ecall` of the system call in progress: a cancelled IPC restarts it.
+    pub restart_pc: usize,
+    /// The slot holding the reply cap that answers this thread, while BlockedOnReply.
+    pub reply_holder: SlotRef,
+    /// All TCBs, for DebugDumpScheduler.
+    pub dbg_next: *mut Tcb,
+    pub dbg_prev: *mut Tcb,
+    /// The root task's first thread: with no fault handler, its fault ends the run.
+    pub is_root: bool,
+}
+
+const _: () = assert!(core::mem::size_of::<Tcb>() <= 1 << abi::object::TCB_BITS);
+
+impl Tcb {
+    pub fn pa(&self) -> u64 {
+        crate::mm::virt_to_phys(self as *const Tcb as usize) as u64
+    }
+    pub fn slot(&self, i: usize) -> SlotRef {
+        self.pa() + core::mem::offset_of!(Tcb, slots) as u64 + (i * core::mem::size_of::<Slot>()) as u64
+    }
+    pub fn cspace(&self) -> Cap {
+        self.slots[CTABLE].cap
+    }
+    pub fn is_runnable(&self) -> bool {
+        self.state == State::Running
+    }
+}
+
+static mut ALL: *mut Tcb = core::ptr::null_mut();
+
+/// Make a fresh TCB in zeroed object memory at `pa` (retype).
+pub fn create(pa: u64, hart: usize) {
+    let t = at::<core::mem::MaybeUninit<Tcb>>(pa);
+    t.write(Tcb {
+        ctx: UserContext::new(),
+        slots: [Slot::default(); SLOTS],
+        state: State::Inactive,
+        prio: 0,
+        mcp: 0,
+        affinity: hart,
+        slice: abi::sched::TIME_SLICE_TICKS as u32,
+        sched_next: core::ptr::null_mut(),
+        sched_prev: core::ptr::null_mut(),
+        queued: false,
+        current_on: None,
+        ep_next: core::ptr::null_mut(),
+        ep_prev: core::ptr::null_mut(),
+        blocked_on: 0,
+        send_badge: 0,
+        send_can_grant: false,
+        send_can_grant_reply: false,
+        send_is_call: false,
+        recv_can_grant: false,
+        fault_ep: 0,
+        ipc_buffer: 0,
+        bound_ntfn: 0,
+        fault: Fault::None,
+        restart_pc: 0,
+        reply_holder: 0,
+        dbg_next: core::ptr::null_mut(),
+        dbg_prev: core::ptr::null_mut(),
+        is_root: false,
+    });
+    let t = at::<Tcb>(pa);
+    // SAFETY: ALL is only touched under the kernel lock.
+    unsafe {
+        t.dbg_next = ALL;
+        if !ALL.is_null() {
+            (*ALL).dbg_prev = t;
+        }
+        ALL = t;
+    }
+}
+
+/// Every TCB, for the scheduler dump.
+pub fn for_each(mut f: impl FnMut(&Tcb)) {
+    // SAFETY: under the kernel lock.
+    let mut p = unsafe { ALL };
+    while !p.is_null() {
+        // SAFETY: linked TCBs are live.
+        let t = unsafe { &*p };
+        f(t);
+        p = t.dbg_next;
+    }
+}
+
+/// Stop the thread wherever it is: off every queue, its IPC cancelled, not current anywhere.
+pub fn suspend(t: &mut Tcb) {
+    cancel_ipc(t);
+    if t.state == State::Running {
+        sched::stall(t);
+    }
+    t.state = State::Inactive;
+    sched::dequeue(t);
+}
+
+/// Take the thread out of whatever IPC it is blocked in. Blocked senders and receivers are left
+/// to restart their system call when they run again.
+pub fn cancel_ipc(t: &mut Tcb) {
+    match t.state {
+        State::BlockedOnSend | State::BlockedOnReceive => super::endpoint::remove_waiter(t),
+        State::BlockedOnNotification => super::notification::remove_waiter(t),
+        State::BlockedOnReply => {
+            t.fault = Fault::None;
+            if t.reply_holder != 0 {
+                let holder = t.reply_holder;
+                t.reply_holder = 0;
+                caps::cdt::delete(&mut KSlots, holder);
+            }
+        }
+        _ => return,
+    }
+    t.state = State::Inactive;
+}
+
+/// Make a thread that was blocked in a system call run it again from its `ecall`.
+pub fn restart(t: &mut Tcb) {
+    cancel_ipc(t);
+    t.ctx.sepc = t.restart_pc;
+    sched::make_runnable(t);
+}
+
+/// The thread's last capability went away: stop it and delete the caps it holds.
+pub fn destroy(pa: u64, finals: &mut dyn FnMut(Cap)) {
+    let t = at::<Tcb>(pa);
+    suspend(t);
+    if t.bound_ntfn != 0 {
+        super::notification::unbind(at(t.bound_ntfn));
+    }
+    for i in 0..SLOTS {
+        if let Some(f) = caps::cdt::delete(&mut KSlots, t.slot(i)) {
+            finals(f);
+        }
+    }
+    // SAFETY: under the kernel lock.
+    unsafe {
+        if !t.dbg_prev.is_null() {
+            (*t.dbg_prev).dbg_next = t.dbg_next;
+        } else {
+            ALL = t.dbg_next;
+        }
+        if !t.dbg_next.is_null() {
+            (*t.dbg_next).dbg_prev = t.dbg_prev;
+        }
+    }
+    t.dbg_next = core::ptr::null_mut();
+    t.dbg_prev = core::ptr::null_mut();
+}
+
+/// The reply cap for thread `tcb` was deleted (it stays blocked, as in seL4).
+pub fn reply_cap_gone(tcb: u64) {
+    let t = at::<Tcb>(tcb);
+    t.reply_holder = 0;
+}
+
+/// Put `cap` into one of the TCB's slots as a copy of the cap in `src` (Configure, SetSpace,
+/// SetIPCBuffer), deleting what was there.
+fn install(t: &mut Tcb, i: usize, cap: Cap, src: SlotRef) -> Result<(), Error> {
+    super::delete_slot(t.slot(i));
+    if cap.is_null() {
+        return Ok(());
+    }
+    caps::cdt::insert(&mut KSlots, src, t.slot(i), cap)
+}
+
+/// A cap argument for the CSpace root: a CNode, optionally with new guard data.
+fn cspace_arg(cap: Cap, data: usize) -> Result<Cap, Error> {
+    let cap = cap.derive().map_err(|_| Error::IllegalOperation)?;
+    let cap = if data != 0 { cap.update_data(data as u64).ok_or(Error::IllegalOperation)? } else { cap };
+    match cap {
+        Cap::CNode { .. } => Ok(cap),
+        _ => Err(Error::IllegalOperation),
+    }
+}
+
+/// A VSpace root: a page table that owns an ASID.
+fn vspace_arg(cap: Cap) -> Result<Cap, Error> {
+    match cap {
+        Cap::PageTable { mapped: Some((_, caps::cap::PT_ROOT)), .. } => Ok(cap),
+        _ => Err(Error::IllegalOperation),
+    }
+}
+
+/// An IPC buffer: a RAM frame and an aligned address (0 with no frame = none).
+fn buffer_arg(cap: Cap, vaddr: usize) -> Result<Cap, Error> {
+    if vaddr & ((1 << abi::ipc::BUFFER_SIZE_BITS) - 1) != 0 {
+        return Err(Error::AlignmentError);
+    }
+    match cap {
+        Cap::Frame { base, .. } if crate::mm::is_ram(base) => Ok(cap.derive()?),
+        _ => Err(Error::IllegalOperation),
+    }
+}
+
+fn set_priority(t: &mut Tcb, prio: u8) {
+    sched::dequeue(t);
+    t.prio = prio;
+    if t.state == State::Running {
+        sched::make_runnable(t);
+    }
+}
+
+/// `authority`'s MCP bounds the priority (and MCP) it may give.
+fn check_prio(prio: usize, authority: &Cap) -> Result<u8, Error> {
+    let Cap::Tcb { obj } = *authority else { return Err(Error::InvalidCapability(1)) };
+    let mcp = at::<Tcb>(obj).mcp as usize;
+    if prio > mcp {
+        return Err(Error::RangeError { min: 0, max: mcp as u64 });
+    }
+    Ok(prio as u8)
+}
+
+pub fn invoke(me: &mut Tcb, target: u64, m: &Msg) -> InvResult {
+    let t = at::<Tcb>(target);
+    match m.label {
+        label::TCB_READ_REGISTERS => {
+            m.need(3, 0)?;
+            let (suspend_src, count) = (m.mr(me, 0), m.mr(me, 2));
+            if count == 0 || count > regs::COUNT {
+                return Err(Error::RangeError { min: 1, max: regs::COUNT as u64 });
+            }
+            if core::ptr::eq(t, me) {
+                return Err(Error::IllegalOperation);
+            }
+            if suspend_src & 1 != 0 {
+                suspend(t);
+            } else if t.state == State::Running {
+                sched::stall(t);
+            }
+            let regs_now = read_regs(t);
+            for (i, v) in regs_now.iter().take(count).enumerate() {
+                ipc::set_mr(me, i, *v);
+            }
+            Ok(count)
+        }
+        label::TCB_WRITE_REGISTERS => {
+            m.need(3, 0)?;
+            let (resume, count) = (m.mr(me, 0), m.mr(me, 2));
+            if count > regs::COUNT || count > m.length - 3 {
+                return Err(Error::RangeError { min: 0, max: (m.length - 3).min(regs::COUNT) as u64 });
+            }
+            if core::ptr::eq(t, me) {
+                return Err(Error::IllegalOperation);
+            }
+            if t.state == State::Running {
+                sched::stall(t);
+            }
+            for i in 0..count {
+                write_reg(t, i, m.mr(me, 3 + i));
+            }
+            if resume & 1 != 0 && t.state == State::Inactive {
+                resume_thread(t);
+            }
+            Ok(0)
+        }
+        label::TCB_COPY_REGISTERS => {
+            m.need(2, 1)?;
+            let Cap::Tcb { obj: src } = m.caps[0].0 else { return Err(Error::InvalidCapability(1)) };
+            let src = at::<Tcb>(src);
+            let flags = m.mr(me, 0);
+            if flags & 1 != 0 {
+                suspend(src);
+            } else if src.state == State::Running {
+                sched::stall(src);
+            }
+            if t.state == State::Running {
+                sched::stall(t);
+            }
+            t.ctx.regs = src.ctx.regs;
+            t.ctx.sepc = src.ctx.sepc;
+            if flags & 2 != 0 && t.state == State::Inactive {
+                resume_thread(t);
+            }
+            Ok(0)
+        }
+        label::TCB_CONFIGURE => {
+            m.need(4, 3)?;
+            let (fault_ep, cdata, _vdata, buffer) = (m.mr(me, 0), m.mr(me, 1), m.mr(me, 2), m.mr(me, 3));
+            let cspace = cspace_arg(m.caps[0].0, cdata).map_err(|_| Error::InvalidCapability(1))?;
+            let vspace = vspace_arg(m.caps[1].0).map_err(|_| Error::InvalidCapability(2))?;
+            let frame = if buffer == 0 { Cap::Null } else { buffer_arg(m.caps[2].0, buffer)? };
+            t.fault_ep = fault_ep;
+            install(t, CTABLE, cspace, m.caps[0].1)?;
+            install(t, VTABLE, vspace, m.caps[1].1)?;
+            install(t, BUFFER, frame, m.caps[2].1)?;
+            t.ipc_buffer = buffer;
+            Ok(0)
+        }
+        label::TCB_SET_PRIORITY | label::TCB_SET_MC_PRIORITY => {
+            m.need(1, 1)?;
+            let prio = check_prio(m.mr(me, 0), &m.caps[0].0)?;
+            if m.label == label::TCB_SET_PRIORITY {
+                set_priority(t, prio);
+            } else {
+                t.mcp = prio;
+            }
+            Ok(0)
+        }
+        label::TCB_SET_SCHED_PARAMS => {
+            m.need(2, 1)?;
+            let mcp = check_prio(m.mr(me, 0), &m.caps[0].0)?;
+            let prio = check_prio(m.mr(me, 1), &m.caps[0].0)?;
+            t.mcp = mcp;
+            set_priority(t, prio);
+            Ok(0)
+        }
+        label::TCB_SET_IPC_BUFFER => {
+            m.need(1, 0)?;
+            let buffer = m.mr(me, 0);
+            if buffer == 0 {
+                install(t, BUFFER, Cap::Null, 0)?;
+            } else {
+                m.need(1, 1)?;
+                let frame = buffer_arg(m.caps[0].0, buffer)?;
+                install(t, BUFFER, frame, m.caps[0].1)?;
+            }
+            t.ipc_buffer = buffer;
+            Ok(0)
+        }
+        label::TCB_SET_SPACE => {
+            m.need(3, 2)?;
+            let (fault_ep, cdata) = (m.mr(me, 0), m.mr(me, 1));
+            let cspace = cspace_arg(m.caps[0].0, cdata).map_err(|_| Error::InvalidCapability(1))?;
+            let vspace = vspace_arg(m.caps[1].0).map_err(|_| Error::InvalidCapability(2))?;
+            t.fault_ep = fault_ep;
+            install(t, CTABLE, cspace, m.caps[0].1)?;
+            install(t, VTABLE, vspace, m.caps[1].1)?;
+            Ok(0)
+        }
+        label::TCB_SUSPEND => {
+            suspend(t);
+            Ok(0)
+        }
+        label::TCB_RESUME => {
+            if t.state == State::Inactive {
+                resume_thread(t);
+            }
+            Ok(0)
+        }
+        label::TCB_BIND_NOTIFICATION => {
+            m.need(0, 1)?;
+            let Cap::Notification { obj, rights, .. } = m.caps[0].0 else { return Err(Error::InvalidCapability(1)) };
+            if t.bound_ntfn != 0 {
+                return Err(Error::IllegalOperation);
+            }
+            if !rights.read {
+                return Err(Error::IllegalOperation);
+            }
+            super::notification::bind(at(obj), t)
+                .map(|_| 0)
+        }
+        label::TCB_UNBIND_NOTIFICATION => {
+            if t.bound_ntfn == 0 {
+                return Err(Error::IllegalOperation);
+            }
+            super::notification::unbind(at(t.bound_ntfn));
+            Ok(0)
+        }
+        label::TCB_SET_AFFINITY => {
+            m.need(1, 0)?;
+            let aff = m.mr(me, 0);
+            let hart = sched::hart_of_index(aff).ok_or(Error::InvalidArgument(0))?;
+            sched::set_affinity(t, hart);
+            Ok(0)
+        }
+        label::TCB_SET_TLS_BASE => {
+            m.need(1, 0)?;
+            if t.state == State::Running && !core::ptr::eq(t, me) {
+                sched::stall(t);
+            }
+            t.ctx.regs[4] = m.mr(me, 0);
+            Ok(0)
+        }
+        _ => Err(Error::IllegalOperation),
+    }
+}
+
+/// Resume: a never-started or suspended thread runs from its saved pc.
+fn resume_thread(t: &mut Tcb) {
+    cancel_ipc(t);
+    sched::make_runnable(t);
+}
+
+fn read_regs(t: &Tcb) -> [usize; regs::COUNT] {
+    let mut out = [0; regs::COUNT];
+    for (i, r) in regs::ORDER.iter().enumerate() {
+        out[i] = if *r == 32 { t.ctx.sepc } else { t.ctx.regs[*r as usize] };
+    }
+    out
+}
+
+fn write_reg(t: &mut Tcb, i: usize, v: usize) {
+    match regs::ORDER[i] {
+        32 => t.ctx.sepc = v,
+        r => t.ctx.regs[r as usize] = v,
+    }
+}
+
+pub fn lookup_cap_of(t: &Tcb, cptr: usize) -> Option<(Cap, SlotRef)> {
+    let slot = caps::cspace::lookup_slot(&KSlots, t.cspace(), cptr as u64).ok()?;
+    Some((cap_at(slot), slot))
+}

@@ -1,0 +1,101 @@
+//! Untyped_Retype: carve new objects out of an Untyped region, below its watermark, as children
+//! in the derivation tree. An Untyped with no children left starts again from its base.
+use super::{cap_at, tcb::Tcb, InvResult, KSlots};
+use crate::ipc::Msg;
+use abi::{label, object};
+use caps::{cspace::lookup_slot_exact, Cap, Error, Rights, Slots};
+
+/// seL4's CONFIG_RETYPE_FAN_OUT_LIMIT.
+const FAN_OUT_LIMIT: usize = 256;
+
+pub fn invoke(me: &mut Tcb, slot: u64, m: &Msg) -> InvResult {
+    if m.label != label::UNTYPED_RETYPE {
+        return Err(Error::IllegalOperation);
+    }
+    m.need(6, 1)?;
+    let mr = |i| m.mr(me, i);
+    let (ty, size_bits, node_index, node_depth, node_offset, count) = (mr(0), mr(1), mr(2), mr(3), mr(4), mr(5));
+    if ty > object::PAGE_TABLE {
+        return Err(Error::InvalidArgument(0));
+    }
+    if size_bits > 64 {
+        return Err(Error::RangeError { min: 0, max: 64 });
+    }
+    let obj_bits = caps::untyped::object_size_bits(ty, size_bits as u8)?;
+    let root = m.caps[0].0;
+    let cnode = if node_depth == 0 {
+        root
+    } else {
+        if node_depth > 64 {
+            return Err(Error::RangeError { min: 1, max: 64 });
+        }
+        let s = lookup_slot_exact(&KSlots, root, node_index as u64, node_depth as u8).map_err(Error::FailedLookup)?;
+        cap_at(s)
+    };
+    let Cap::CNode { base: cn_base, radix, .. } = cnode else { return Err(Error::FailedLookup(caps::cspace::LookupFault::InvalidRoot)) };
+    let slots = 1usize << radix;
+    if node_offset >= slots {
+        return Err(Error::RangeError { min: 0, max: slots as u64 - 1 });
+    }
+    if count == 0 || count > FAN_OUT_LIMIT || count > slots - node_offset {
+        return Err(Error::RangeError { min: 1, max: FAN_OUT_LIMIT.min(slots - node_offset) as u64 });
+    }
+    for i in 0..count {
+        if !cap_at(KSlots.cnode_slot(cn_base, (node_offset + i) as u64)).is_null() {
+            return Err(Error::DeleteFirst);
+        }
+    }
+    let mut ut = cap_at(slot);
+    let Cap::Untyped { device, .. } = ut else { return Err(Error::InvalidCapability(0)) };
+    if !caps::cdt::has_children(&KSlots, slot) {
+        // Nothing lives in it any more: start over from its base (seL4 resets here).
+        if let Cap::Untyped { free_index, .. } = &mut ut {
+            *free_index = 0;
+        }
+    }
+    let (first, watermark) = caps::untyped::plan_retype(&ut, ty, size_bits as u8, count as u64)?;
+    let size = 1u64 << obj_bits;
+    for i in 0..count as u64 {
+        let pa = first + i * size;
+        if !device {
+            // SAFETY: RAM below the watermark belongs to no object; mapped in the window.
+            unsafe { core::ptr::write_bytes(crate::mm::phys_to_virt(pa as usize) as *mut u8, 0, size as usize) };
+            if ty != object::UNTYPED {
+                crate::stats::object_bytes_made(size);
+            }
+        }
+        let cap = make_object(ty, pa, size_bits as u8, obj_bits, device);
+        caps::cdt::insert_new_object(&mut KSlots, slot, KSlots.cnode_slot(cn_base, node_offset as u64 + i), cap)?;
+    }
+    if let Cap::Untyped { free_index, .. } = &mut ut {
+        *free_index = watermark;
+    }
+    KSlots.set_cap(slot, ut);
+    Ok(0)
+}
+
+fn make_object(ty: usize, pa: u64, size_bits: u8, obj_bits: u8, device: bool) -> Cap {
+    match ty {
+        object::UNTYPED => Cap::Untyped { base: pa, size_bits, free_index: 0, device },
+        object::TCB => {
+            super::tcb::create(pa, crate::percpu::this().hart);
+            Cap::Tcb { obj: pa }
+        }
+        object::ENDPOINT => {
+            super::endpoint::create(pa);
+            Cap::Endpoint { obj: pa, badge: 0, rights: Rights::ALL }
+        }
+        object::NOTIFICATION => {
+            super::notification::create(pa);
+            Cap::Notification { obj: pa, badge: 0, rights: Rights::ALL }
+        }
+        object::CNODE => {
+            for i in 0..(1u64 << size_bits) {
+                KSlots.set(KSlots.cnode_slot(pa, i), caps::Slot::default());
+            }
+            Cap::CNode { base: pa, radix: size_bits, guard: 0, guard_bits: 0 }
+        }
+        object::PAGE_TABLE => Cap::PageTable { base: pa, mapped: None },
+        _ => Cap::Frame { base: pa, size_bits: obj_bits, rights: Rights::ALL, mapped: None },
+    }
+}

@@ -1,0 +1,387 @@
+//! Scheduling: per-hart ready queues with 256 priorities found in O(1) through a two-level
+//! bitmap, round-robin time slices, affinity, and the cross-hart operations SMP needs
+//! (reschedule IPIs, stalling a thread that runs elsewhere, TLB shootdown). Everything here
+//! runs under the kernel lock.
+use crate::arch::{self, ipi::Msg};
+use crate::object::tcb::{State, Tcb};
+use crate::{lock, percpu, stats};
+use abi::sched::{NUM_PRIORITIES, TIME_SLICE_TICKS};
+use abi::stat;
+use core::ptr::null_mut;
+use core::sync::atomic::{AtomicU64, Ordering};
+use platform::image::MAX_HARTS;
+
+struct HartSched {
+    current: *mut Tcb,
+    /// (head, tail) per priority.
+    queues: [(*mut Tcb, *mut Tcb); NUM_PRIORITIES],
+    /// Bit i: `l2[i]` has a set bit. `l2[i]` bit j: priority 64 i + j has a ready thread.
+    l1: u64,
+    l2: [u64; NUM_PRIORITIES / 64],
+    /// The current thread yielded or used up its slice: it goes behind its equals.
+    rotate: bool,
+}
+
+const EMPTY: HartSched = HartSched {
+    current: null_mut(),
+    queues: [(null_mut(), null_mut()); NUM_PRIORITIES],
+    l1: 0,
+    l2: [0; NUM_PRIORITIES / 64],
+    rotate: false,
+};
+
+static mut SCHED: [HartSched; MAX_HARTS] = [EMPTY; MAX_HARTS];
+static STARTED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+/// The root task exists: every other hart leaves its boot-time idle for the scheduler's.
+pub fn start(boot: usize) {
+    STARTED.store(true, Ordering::Release);
+    for h in 0..MAX_HARTS {
+        if h != boot && percpu::of(h).online.load(Ordering::Acquire) {
+            arch::ipi::send(h, Msg::Kick);
+        }
+    }
+}
+
+pub fn started() -> bool {
+    STARTED.load(Ordering::Acquire)
+}
+
+/// Bumped by every unmap; a hart flushes its TLB before user mode if it has not seen the
+/// latest generation.
+static TLB_GEN: AtomicU64 = AtomicU64::new(0);
+
+fn hs(hart: usize) -> &'static mut HartSched {
+    debug_assert!(lock::held());
+    // SAFETY: only under the kernel lock.
+    unsafe { &mut *(&raw mut SCHED[hart]) }
+}
+
+fn this_hart() -> usize {
+    percpu::this().hart
+}
+
+/// The thread current on this hart (null when idle).
+pub fn current() -> *mut Tcb {
+    hs(this_hart()).current
+}
+
+/// Affinity argument → hart id: the index in the boot-info `hart_ids` list.
+pub fn hart_of_index(i: usize) -> Option<usize> {
+    let m = crate::machine::try_get()?;
+    m.harts.get(i).map(|h| h.id).filter(|&h| percpu::of(h).online.load(Ordering::Acquire))
+}
+
+fn enqueue_on(t: &mut Tcb, at_head: bool) {
+    debug_assert!(!t.queued && t.current_on.is_none());
+    let s = hs(t.affinity);
+    let p = t.prio as usize;
+    let (head, tail) = &mut s.queues[p];
+    let tp: *mut Tcb = t;
+    if head.is_null() {
+        *head = tp;
+        *tail = tp;
+        t.sched_next = null_mut();
+        t.sched_prev = null_mut();
+    } else if at_head {
+        t.sched_next = *head;
+        t.sched_prev = null_mut();
+        // SAFETY: queued TCBs are live.
+        unsafe { (**head).sched_prev = tp };
+        *head = tp;
+    } else {
+        t.sched_prev = *tail;
+        t.sched_next = null_mut();
+        // SAFETY: as above.
+        unsafe { (**tail).sched_next = tp };
+        *tail = tp;
+    }
+    s.l2[p / 64] |= 1 << (p % 64);
+    s.l1 |= 1 << (p / 64);
+    t.queued = true;
+}
+
+/// Take the thread off its ready queue, if it is on one.
+pub fn dequeue(t: &mut Tcb) {
+    if !t.queued {
+        return;
+    }
+    let s = hs(t.affinity);
+    let p = t.prio as usize;
+    let (head, tail) = &mut s.queues[p];
+    // SAFETY: neighbours in the queue are live.
+    unsafe {
+        if t.sched_prev.is_null() {
+            *head = t.sched_next;
+        } else {
+            (*t.sched_prev).sched_next = t.sched_next;
+        }
+        if t.sched_next.is_null() {
+            *tail = t.sched_prev;
+        } else {
+            (*t.sched_next).sched_prev = t.sched_prev;
+        }
+    }
+    if head.is_null() {
+        s.l2[p / 64] &= !(1 << (p % 64));
+        if s.l2[p / 64] == 0 {
+            s.l1 &= !(1 << (p / 64));
+        }
+    }
+    t.queued = false;
+    t.sched_next = null_mut();
+    t.sched_prev = null_mut();
+}
+
+fn highest(s: &HartSched) -> Option<usize> {
+    if s.l1 == 0 {
+        return None;
+    }
+    let i = 63 - s.l1.leading_zeros() as usize;
+    Some(i * 64 + 63 - s.l2[i].leading_zeros() as usize)
+}
+
+fn current_prio(hart: usize) -> Option<u8> {
+    let c = hs(hart).current;
+    // SAFETY: a hart's current thread is live.
+    (!c.is_null()).then(|| unsafe { (*c).prio })
+}
+
+/// The thread may run: queue it on its hart, and prod that hart if it should switch to it.
+pub fn make_runnable(t: &mut Tcb) {
+    t.state = State::Running;
+    if t.current_on.is_some() || t.queued {
+        return;
+    }
+    enqueue_on(t, false);
+    let h = t.affinity;
+    if h != this_hart() && current_prio(h).is_none_or(|p| p < t.prio) {
+        stats::count(stat::RESCHED_IPIS);
+        arch::ipi::send(h, Msg::Kick);
+    }
+}
+
+/// Make sure `t` is not executing on another hart (its registers are saved in its TCB and that
+/// hart will schedule again before it returns to user mode). The other hart leaves user mode on
+/// an IPI; it cannot get back without the lock, which we hold.
+pub fn stall(t: &mut Tcb) {
+    let Some(h) = t.current_on else { return };
+    if h == this_hart() {
+        return;
+    }
+    kick(h);
+    hs(h).current = null_mut();
+    t.current_on = None;
+    if t.state == State::Running {
+        enqueue_on(t, true);
+        if h != t.affinity || current_prio(t.affinity).is_none_or(|p| p < t.prio) {
+            arch::ipi::send(t.affinity, Msg::Kick);
+        }
+    }
+    // The hart we took the thread from must pick something else.
+    arch::ipi::send(h, Msg::Kick);
+}
+
+/// Wait until hart `h` is out of user mode.
+fn kick(h: usize) {
+    let cpu = percpu::of(h);
+    if !cpu.in_user.load(Ordering::Acquire) {
+        return;
+    }
+    arch::ipi::send(h, Msg::Kick);
+    while cpu.in_user.load(Ordering::Acquire) {
+        core::hint::spin_loop();
+    }
+}
+
+pub fn set_affinity(t: &mut Tcb, hart: usize) {
+    if t.affinity == hart {
+        return;
+    }
+    if t.queued {
+        dequeue(t);
+        t.affinity = hart;
+        make_runnable(t);
+    } else if t.current_on.is_some_and(|h| h != this_hart()) {
+        t.affinity = hart;
+        stall(t);
+    } else {
+        // Not runnable, or current here (it moves when this hart schedules).
+        t.affinity = hart;
+    }
+}
+
+/// Pages were unmapped from `asid` (None: from any address space): no hart may use a stale
+/// translation once this returns.
+pub fn shootdown(asid: Option<u16>) {
+    TLB_GEN.fetch_add(1, Ordering::AcqRel);
+    stats::count(stat::SHOOTDOWNS);
+    let me = this_hart();
+    for h in 0..MAX_HARTS {
+        let cpu = percpu::of(h);
+        if h != me && asid.is_none_or(|a| cpu.active_asid.load(Ordering::Relaxed) == a as usize) {
+            kick(h);
+        }
+    }
+}
+
+/// A timer tick on this hart while a thread ran.
+pub fn tick() {
+    let s = hs(this_hart());
+    if s.current.is_null() {
+        return;
+    }
+    // SAFETY: current is live.
+    let c = unsafe { &mut *s.current };
+    c.slice = c.slice.saturating_sub(1);
+    if c.slice == 0 {
+        c.slice = TIME_SLICE_TICKS as u32;
+        s.rotate = true;
+        stats::count(stat::SLICE_ENDS);
+    }
+}
+
+pub fn yield_current() {
+    let s = hs(this_hart());
+    if !s.current.is_null() {
+        // SAFETY: current is live.
+        unsafe { (*s.current).slice = TIME_SLICE_TICKS as u32 };
+    }
+    s.rotate = true;
+}
+
+/// Switch straight from the current thread to `to` (IPC fastpath: neither is queued).
+pub fn switch_direct(from: &mut Tcb, to: &mut Tcb) {
+    let h = this_hart();
+    from.current_on = None;
+    to.current_on = Some(h);
+    hs(h).current = to;
+    stats::count(stat::SWITCHES);
+}
+
+/// Whether `to` may take over from the current thread directly: same hart, and nothing
+/// queued here outranks it (seL4's fastpath priority rule).
+pub fn may_switch_directly(to: &Tcb) -> bool {
+    let h = this_hart();
+    to.affinity == h && to.current_on.is_none() && !to.queued && highest(hs(h)).is_none_or(|p| p <= to.prio as usize)
+}
+
+/// Decide what runs next on this hart.
+fn choose() -> *mut Tcb {
+    let h = this_hart();
+    let s = hs(h);
+    let rotate = core::mem::take(&mut s.rotate);
+    let cur = s.current;
+    if !cur.is_null() {
+        // SAFETY: current is live.
+        let c = unsafe { &mut *cur };
+        if !c.is_runnable() || c.affinity != h {
+            s.current = null_mut();
+            c.current_on = None;
+            if c.is_runnable() {
+                make_runnable(c);
+            }
+        }
+    }
+    let cur = s.current;
+    let best = highest(s);
+    let next = if cur.is_null() {
+        best.map_or(null_mut(), |p| s.queues[p].0)
+    } else {
+        // SAFETY: current is live.
+        let c = unsafe { &mut *cur };
+        match best {
+            Some(p) if p > c.prio as usize || (rotate && p == c.prio as usize) => {
+                let next = s.queues[p].0;
+                c.current_on = None;
+                enqueue_on(c, !rotate);
+                next
+            }
+            _ => cur,
+        }
+    };
+    if next != cur || (cur.is_null() && !next.is_null()) {
+        stats::count(stat::SWITCHES);
+    }
+    if !next.is_null() && next != cur {
+        // SAFETY: queued TCBs are live.
+        let n = unsafe { &mut *next };
+        dequeue(n);
+        n.current_on = Some(h);
+    }
+    s.current = next;
+    next
+}
+
+/// Leave the kernel (lock held): run the chosen thread in user mode, or idle.
+pub fn exit_to_user() -> ! {
+    let next = choose();
+    if next.is_null() {
+        lock::release();
+        idle_loop()
+    }
+    // SAFETY: chosen threads are live.
+    run(unsafe { &mut *next })
+}
+
+fn run(t: &mut Tcb) -> ! {
+    let cpu = percpu::this();
+    let (satp, asid) = crate::object::vspace::satp_of(t);
+    let gen = TLB_GEN.load(Ordering::Acquire);
+    if cpu.active_satp.load(Ordering::Relaxed) != satp || cpu.tlb_seen.load(Ordering::Relaxed) != gen {
+        // SAFETY: every VSpace shares the kernel's upper half.
+        unsafe { core::arch::asm!("csrw satp, {0}", "sfence.vma", in(reg) satp) };
+        cpu.active_satp.store(satp, Ordering::Relaxed);
+        cpu.tlb_seen.store(gen, Ordering::Relaxed);
+    }
+    cpu.active_asid.store(asid, Ordering::Relaxed);
+    cpu.in_user.store(true, Ordering::Release);
+    lock::release();
+    arch::trap::enter_user(&mut t.ctx)
+}
+
+/// A hart with nothing to run: sleep in `wfi` with interrupts masked (wfi still wakes on a
+/// pending one), then take the lock and look again.
+pub fn idle_loop() -> ! {
+    arch::cpu::interrupts_off();
+    let cpu = percpu::this();
+    cpu.active_asid.store(usize::MAX, Ordering::Relaxed);
+    loop {
+        lock::acquire();
+        crate::interrupt::poll(cpu);
+        let next = choose();
+        if !next.is_null() {
+            // SAFETY: chosen threads are live.
+            run(unsafe { &mut *next })
+        }
+        lock::release();
+        arch::cpu::wait_for_interrupt();
+        cpu.idle_wakeups.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// DebugDumpScheduler: every hart's current thread and every thread's state.
+pub fn dump() {
+    use crate::kprintln;
+    for h in 0..MAX_HARTS {
+        if !percpu::of(h).online.load(Ordering::Acquire) {
+            continue;
+        }
+        let s = hs(h);
+        // SAFETY: current is live.
+        let cur = (!s.current.is_null()).then(|| unsafe { (*s.current).pa() });
+        kprintln!("[sched] hart {h}: current {:#x?}, highest ready prio {:?}", cur, highest(s));
+    }
+    crate::object::tcb::for_each(|t| {
+        kprintln!(
+            "[sched]   tcb {:#x}: {:?} prio {} mcp {} hart {} pc {:#x}{}",
+            t.pa(),
+            t.state,
+            t.prio,
+            t.mcp,
+            t.affinity,
+            t.ctx.sepc,
+            if t.queued { " (ready)" } else if t.current_on.is_some() { " (current)" } else { "" }
+        );
+    });
+}

@@ -1,0 +1,35 @@
+//! Kernel event counters (read by user space with DebugStat; see `abi::stat`). Per hart, so
+//! counting never contends; summed when read.
+use abi::stat;
+use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use platform::image::MAX_HARTS;
+
+#[allow(clippy::declare_interior_mutable_const)]
+const ZERO: AtomicU64 = AtomicU64::new(0);
+#[allow(clippy::declare_interior_mutable_const)]
+const ROW: [AtomicU64; stat::COUNT] = [ZERO; stat::COUNT];
+static COUNTERS: [[AtomicU64; stat::COUNT]; MAX_HARTS] = [ROW; MAX_HARTS];
+/// Bytes of retyped objects alive (under the kernel lock, but kept atomic for simplicity).
+static OBJECT_BYTES: AtomicI64 = AtomicI64::new(0);
+
+pub fn count(which: usize) {
+    let hart = crate::percpu::this().hart;
+    COUNTERS[hart][which].fetch_add(1, Ordering::Relaxed);
+}
+
+pub fn object_bytes_made(n: u64) {
+    OBJECT_BYTES.fetch_add(n as i64, Ordering::Relaxed);
+}
+
+pub fn object_bytes_freed(n: u64) {
+    OBJECT_BYTES.fetch_sub(n as i64, Ordering::Relaxed);
+}
+
+/// Counter `which` summed over harts; None for an unknown number.
+pub fn read(which: usize) -> Option<u64> {
+    match which {
+        stat::OBJECT_BYTES => Some(OBJECT_BYTES.load(Ordering::Relaxed).max(0) as u64),
+        w if w < stat::COUNT => Some(COUNTERS.iter().map(|r| r[w].load(Ordering::Relaxed)).sum()),
+        _ => None,
+    }
+}
