@@ -152,8 +152,9 @@ pub mod object {
 
     /// Ours is larger than seL4's 2^10: the TCB carries the full user-interrupt state too.
     pub const TCB_BITS: usize = 11;
-    pub const ENDPOINT_BITS: usize = 4;
-    pub const NOTIFICATION_BITS: usize = 5;
+    /// seL4 packs endpoints into 16 bytes and notifications into 32; ours are unpacked.
+    pub const ENDPOINT_BITS: usize = 5;
+    pub const NOTIFICATION_BITS: usize = 6;
     /// A CNode slot: seL4 packs one into 32 bytes; ours keeps the cap unpacked in 64.
     pub const SLOT_BITS: usize = 6;
     pub const PAGE_BITS: usize = 12;

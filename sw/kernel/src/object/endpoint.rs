@@ -19,7 +19,7 @@ pub struct Endpoint {
     pub tail: *mut Tcb,
 }
 
-const _: () = assert!(core::mem::size_of::<Endpoint>() <= 1 << abi::object::ENDPOINT_BITS + 1);
+const _: () = assert!(core::mem::size_of::<Endpoint>() <= 1 << abi::object::ENDPOINT_BITS);
 
 pub fn create(pa: u64) {
     at::<core::mem::MaybeUninit<Endpoint>>(pa).write(Endpoint { state: EpState::Idle, head: null_mut(), tail: null_mut() });

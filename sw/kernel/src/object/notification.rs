@@ -24,7 +24,7 @@ pub struct Notification {
     pub bound: *mut Tcb,
 }
 
-const _: () = assert!(core::mem::size_of::<Notification>() <= 1 << abi::object::NOTIFICATION_BITS + 1);
+const _: () = assert!(core::mem::size_of::<Notification>() <= 1 << abi::object::NOTIFICATION_BITS);
 
 pub fn create(pa: u64) {
     at::<core::mem::MaybeUninit<Notification>>(pa).write(Notification {

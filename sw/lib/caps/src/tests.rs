@@ -123,7 +123,8 @@ fn retype_watermark_alignment_and_limits() {
     let ut = Cap::Untyped { base: 0x8000_0000, size_bits: 16, free_index: 16, device: false };
     // A 4 KiB page is aligned up past the used 16 bytes.
     assert_eq!(untyped::plan_retype(&ut, object::PAGE_4K, 0, 2), Ok((0x8000_1000, 0x3000)));
-    assert_eq!(untyped::plan_retype(&ut, object::ENDPOINT, 0, 4), Ok((0x8000_0010, 0x50)));
+    // Endpoints are 32 bytes: the used 16 bytes round up to 32.
+    assert_eq!(untyped::plan_retype(&ut, object::ENDPOINT, 0, 4), Ok((0x8000_0020, 0xa0)));
     assert!(matches!(untyped::plan_retype(&ut, object::PAGE_4K, 0, 16), Err(Error::NotEnoughMemory { .. })));
     assert!(matches!(untyped::plan_retype(&ut, object::UNTYPED, 2, 1), Err(Error::RangeError { .. })));
     assert_eq!(untyped::plan_retype(&ut, 99, 0, 1), Err(Error::InvalidArgument(0)));
