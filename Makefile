@@ -33,6 +33,9 @@ SW_OUT := $(CARGO_TARGET_DIR)/$(RUST_TARGET)/release
 IMAGE := $(BUILD)/sw/image.bin
 KERNEL_BIN := $(BUILD)/sw/kernel.bin
 MODULES_BIN := $(BUILD)/sw/modules.bin
+# The same firmware and kernel with the kernel test suite (sw/apps/kernel-tests) as root task.
+KTEST_IMAGE := $(BUILD)/sw/image-ktest.bin
+KTEST_MODULES := $(BUILD)/sw/modules-ktest.bin
 
 SMP ?= 4
 export SMP
@@ -74,18 +77,23 @@ constants: | $(DEPS_DONE)
 
 # Cargo tracks its own inputs; this rule always asks it and then re-assembles the image.
 sw: | $(DEPS_DONE)
-	$(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p firmware -p kernel -p roottask
+	$(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p firmware -p kernel -p roottask -p kernel-tests
 	@mkdir -p $(BUILD)/sw
 	cp $(SW_OUT)/firmware $(BUILD)/sw/firmware.elf
 	cp $(SW_OUT)/kernel $(BUILD)/sw/kernel.elf
 	cp $(SW_OUT)/roottask $(BUILD)/sw/roottask.elf
+	cp $(SW_OUT)/kernel-tests $(BUILD)/sw/kernel-tests.elf
 	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
 	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/roottask.elf -o $(IMAGE) \
 	  --part-out modules=$(MODULES_BIN)
+	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
+	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests.elf -o $(KTEST_IMAGE) \
+	  --part-out modules=$(KTEST_MODULES)
 	python3 scripts/mkimage.py --flat $(BUILD)/sw/kernel.elf -o $(KERNEL_BIN)
 
+# The main job today: the kernel with its test suite as the root task, on 4 harts.
 run: sw
-	scripts/qemu.sh $(IMAGE)
+	scripts/qemu.sh $(KTEST_IMAGE)
 
 test: test-host test-nofp test-boot test-rtl test-sim test-fpga test-hw
 	@echo "make test: all passed"
@@ -99,7 +107,8 @@ test-nofp: sw
 	python3 scripts/check_no_fp.py $(BUILD)/sw/firmware.elf $(BUILD)/sw/kernel.elf
 
 test-boot: sw
-	python3 scripts/boot_test.py --image $(IMAGE) --kernel $(KERNEL_BIN) --modules $(MODULES_BIN)
+	python3 scripts/boot_test.py --image $(IMAGE) --kernel $(KERNEL_BIN) --modules $(MODULES_BIN) \
+	  --suite-image $(KTEST_IMAGE) --suite-modules $(KTEST_MODULES)
 
 verilog: | $(DEPS_DONE)
 	$(MAKE) -C hw verilog CONFIG=$(CONFIG) BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)

@@ -45,6 +45,25 @@ def expect_root_task(inner):
     return check
 
 
+def expect_suite(inner):
+    """The kernel test suite (sw/apps/kernel-tests) ran every test and all passed."""
+    def check(out):
+        problems = inner(out)
+        m = re.search(r"\[ktest\] summary: (\d+) passed, (\d+) failed", out)
+        if not m:
+            problems.append("no '[ktest] summary' line")
+        else:
+            passed, failed = int(m.group(1)), int(m.group(2))
+            total = re.search(r"\[ktest\] kernel test suite: (\d+) tests", out)
+            total = int(total.group(1)) if total else -1
+            if failed or passed == 0 or passed != total:
+                problems.append(f"suite: {passed} passed, {failed} failed of {total}")
+        if "[kernel] DebugHalt(0) from the root task" not in out:
+            problems.append("the suite did not halt with status 0")
+        return problems
+    return check
+
+
 def expect_panic(out):
     return [] if "[kernel] PANIC" in out and "injected" in out else ["no injected panic in the output"]
 
@@ -61,6 +80,14 @@ def expect_our_firmware(inner):
 def modules_base():
     spec = os.path.join(HERE, "..", "platform", "platform.toml")
     return tomllib.load(open(spec, "rb"))["image"]["modules_base"]
+
+
+def suite_cases(suite_image, kernel, suite_modules):
+    load = ["-device", f"loader,file={suite_modules},addr={modules_base():#x}"]
+    return [
+        ("ktest-ours-smp4", {}, suite_image, [], 0, expect_our_firmware(expect_suite(expect_healthy_boot(4)))),
+        ("ktest-opensbi-smp4", {"FIRMWARE": "opensbi"}, kernel, load, 0, expect_suite(expect_healthy_boot(4))),
+    ]
 
 
 def cases(image, kernel, modules):
@@ -127,6 +154,8 @@ def main():
     ap.add_argument("--kernel")
     ap.add_argument("--modules", help="the boot-module window, loaded separately for OpenSBI boots")
     ap.add_argument("--sim", help="Verilator model to boot the image on instead of QEMU")
+    ap.add_argument("--suite-image", help="image whose root task is the kernel test suite")
+    ap.add_argument("--suite-modules", help="its boot-module window (for the OpenSBI case)")
     ap.add_argument("--harts", type=int, default=4)
     ap.add_argument("--only")
     args = ap.parse_args()
@@ -136,6 +165,8 @@ def main():
         if not args.kernel or not args.modules:
             ap.error("--kernel and --modules are required for the QEMU cases")
         todo = cases(args.image, args.kernel, args.modules)
+        if args.suite_image:
+            todo += suite_cases(args.suite_image, args.kernel, args.suite_modules)
     results = [run_case(*c) for c in todo if not args.only or c[0] == args.only]
     if not results:
         sys.exit(f"no case named {args.only}")

@@ -58,7 +58,7 @@ pub fn write_message(from: &Tcb, to: &mut Tcb, badge: u64) {
     let (label, words): (usize, &[usize]) = match from.fault {
         Fault::Vm { addr, cause, fetch } => (fault::VM_FAULT, &[pc, addr, fetch as usize, cause]),
         Fault::UserException { cause, tval } => (fault::USER_EXCEPTION, &[pc, from.ctx.regs[2], 0, cause, tval]),
-        Fault::Cap { cptr, in_recv } => (fault::CAP_FAULT, &[pc, cptr, in_recv as usize, 2]),
+        Fault::Cap { cptr, in_recv, lookup } => (fault::CAP_FAULT, &[pc, cptr, in_recv as usize, lookup]),
         Fault::UnknownSyscall { number } => {
             let r = &from.ctx.regs;
             (fault::UNKNOWN_SYSCALL, &[pc, r[2], r[1], r[10], r[11], r[12], r[13], r[14], r[15], r[16], r[17], number])

@@ -88,11 +88,12 @@ pub fn reply_to_invocation(me: &mut Tcb, r: Result<usize, Error>) {
                 Error::RangeError { min, max } => [min as usize, max as usize, 0],
                 Error::NotEnoughMemory { available } => [available as usize, 0, 0],
                 Error::FailedLookup(f) => [1, crate::fault::lookup_failure_type(&f), 0],
+                Error::FailedDestLookup(f) => [0, crate::fault::lookup_failure_type(&f), 0],
                 _ => [0, 0, 0],
             };
             let n = match e {
                 Error::InvalidArgument(_) | Error::InvalidCapability(_) | Error::NotEnoughMemory { .. } => 1,
-                Error::RangeError { .. } | Error::FailedLookup(_) => 2,
+                Error::RangeError { .. } | Error::FailedLookup(_) | Error::FailedDestLookup(_) => 2,
                 _ => 0,
             };
             for (i, d) in details.iter().take(n).enumerate() {

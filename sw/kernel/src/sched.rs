@@ -369,8 +369,8 @@ pub fn dump() {
         }
         let s = hs(h);
         // SAFETY: current is live.
-        let cur = (!s.current.is_null()).then(|| unsafe { (*s.current).pa() });
-        kprintln!("[sched] hart {h}: current {:#x?}, highest ready prio {:?}", cur, highest(s));
+        let cur = if s.current.is_null() { 0 } else { unsafe { (*s.current).pa() } };
+        kprintln!("[sched] hart {h}: current tcb {:#x} (0 = idle), highest ready prio {:?}", cur, highest(s));
     }
     crate::object::tcb::for_each(|t| {
         kprintln!(

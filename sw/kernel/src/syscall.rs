@@ -65,32 +65,35 @@ fn handle_syscall(me: &mut Tcb) {
     }
 }
 
-fn cap_fault(me: &mut Tcb, cptr: usize, in_recv: bool) {
+/// A cap fault: `lookup` is the seL4_LookupFailureType (2, missing capability, when the cap
+/// is there but of the wrong kind or without the right).
+fn cap_fault(me: &mut Tcb, cptr: usize, in_recv: bool, lookup: usize) {
     me.ctx.sepc = me.restart_pc;
-    fault::raise(me, Fault::Cap { cptr, in_recv });
+    fault::raise(me, Fault::Cap { cptr, in_recv, lookup });
 }
 
 /// Send, NBSend, Call: IPC on an endpoint, a signal, a reply through a saved reply cap, or an
-/// invocation of a kernel object.
+/// invocation of a kernel object. As in seL4, a cptr that does not resolve is a cap fault, but
+/// an empty slot or a cap without the Write right is an InvalidCapability error (replied to a
+/// Call, dropped for a Send).
 fn send(me: &mut Tcb, blocking: bool, call: bool) {
     let cptr = me.ctx.regs[A0];
-    let Some((cap, slot)) = tcb::lookup_cap_of(me, cptr) else { return cap_fault(me, cptr, false) };
+    let (cap, slot) = match tcb::lookup_cap(me, cptr) {
+        Ok(v) => v,
+        Err(f) => return cap_fault(me, cptr, false, fault::lookup_failure_type(&f)),
+    };
     match cap {
-        Cap::Endpoint { obj, badge, rights } => {
-            if !rights.write {
-                return cap_fault(me, cptr, false);
-            }
+        Cap::Endpoint { obj, badge, rights } if rights.write => {
             stats::count(stat::SLOWPATH_IPC);
             endpoint::send(me, obj, SendArgs { badge, can_grant: rights.grant, can_grant_reply: rights.grant_reply, is_call: call, blocking });
         }
-        Cap::Notification { obj, badge, rights } => {
-            if !rights.write {
-                return cap_fault(me, cptr, false);
-            }
+        Cap::Notification { obj, badge, rights } if rights.write => {
             notification::signal(obj, badge);
+            if call {
+                ipc::reply_to_invocation(me, Ok(0));
+            }
         }
         Cap::Reply { tcb, can_grant } => do_reply(me, tcb, can_grant, slot),
-        Cap::Null => cap_fault(me, cptr, false),
         _ => {
             let info = MessageInfo::from_word(me.ctx.regs[A1]);
             let r = Msg::decode(me, info).and_then(|m| invoke(me, cap, slot, &m));
@@ -119,7 +122,10 @@ fn invoke(me: &mut Tcb, cap: Cap, slot: u64, m: &Msg) -> object::InvResult {
 /// Recv, NBRecv (and the receive half of ReplyRecv).
 fn receive(me: &mut Tcb, blocking: bool) {
     let cptr = me.ctx.regs[A0];
-    let Some((cap, _)) = tcb::lookup_cap_of(me, cptr) else { return cap_fault(me, cptr, true) };
+    let cap = match tcb::lookup_cap(me, cptr) {
+        Ok((c, _)) => c,
+        Err(f) => return cap_fault(me, cptr, true, fault::lookup_failure_type(&f)),
+    };
     match cap {
         Cap::Endpoint { obj, rights, .. } if rights.read => {
             // A reply cap not used by now is dropped (seL4 deleteCallerCap).
@@ -132,7 +138,7 @@ fn receive(me: &mut Tcb, blocking: bool) {
         Cap::Notification { obj, rights, .. } if rights.read && notification::can_wait(obj, me) => {
             notification::wait(me, obj, blocking);
         }
-        _ => cap_fault(me, cptr, true),
+        _ => cap_fault(me, cptr, true, 2),
     }
 }
 

@@ -1,6 +1,18 @@
-//! The library every user program links: system calls and debug output. The async runtime,
-//! rings, IPC and U-notification bindings will grow here.
-#![no_std]
+//! The library every user program links: system calls, the IPC buffer and message registers,
+//! typed kernel-object invocations (seL4's, non-MCS), boot info and debug output.
+#![cfg_attr(not(test), no_std)]
 
+pub mod bootinfo;
+pub mod cnode;
 pub mod debug;
+pub mod endpoint;
+pub mod invoke;
+pub mod ipc;
+pub mod irq;
+pub mod notification;
 pub mod syscall;
+pub mod tcb;
+pub mod untyped;
+pub mod vspace;
+
+pub use invoke::{Error, Result};

@@ -1,31 +1,139 @@
-//! Raw system calls (seL4 RISC-V convention, see the `abi` crate).
+//! Raw system calls (seL4 RISC-V convention, see the `abi` crate): a7 = number, a0 = cptr,
+//! a1 = message info, a2..a5 = message registers 0..3; the kernel answers in the same registers
+//! (a0 = badge). Every other register is preserved by the kernel.
+//!
+//! The IPC calls here take and return MR0..3 explicitly ([`SysRet`]); [`crate::ipc`] has the
+//! versions that stage them in the thread's IPC buffer (libsel4's `seL4_Call(dest, info)` style).
 pub use abi::syscall as nr;
+use abi::MessageInfo;
 
-/// `ecall` with up to six argument registers; returns a0.
+/// What an IPC system call returns: (badge / a0, message info, MR0..3).
+pub type SysRet = (usize, MessageInfo, [usize; 4]);
+
+/// `ecall` with up to six argument registers; returns a0 (a1..a5 are inputs only; use
+/// [`sys`] when the call returns values in them).
 #[cfg(target_arch = "riscv64")]
 #[inline(always)]
 pub fn raw(number: isize, args: [usize; 6]) -> usize {
-    let ret: usize;
-    // SAFETY: the kernel preserves every register but a0 (and those listed per call).
+    sys6(number, args)[0]
+}
+
+/// `ecall` with a0..a5 in and out, a7 = number.
+#[cfg(target_arch = "riscv64")]
+#[inline(always)]
+pub fn sys6(number: isize, args: [usize; 6]) -> [usize; 6] {
+    let mut r = args;
+    // SAFETY: the kernel preserves every register but a0..a5, which are declared in/out; the
+    // kernel may write the IPC buffer, so the asm is not `nomem`.
     unsafe {
         core::arch::asm!("ecall",
-            inlateout("a0") args[0] => ret, in("a1") args[1], in("a2") args[2], in("a3") args[3],
-            in("a4") args[4], in("a5") args[5], in("a7") number, options(nostack));
+            inlateout("a0") r[0], inlateout("a1") r[1], inlateout("a2") r[2], inlateout("a3") r[3],
+            inlateout("a4") r[4], inlateout("a5") r[5], in("a7") number, options(nostack));
     }
-    ret
+    r
 }
 
 #[cfg(not(target_arch = "riscv64"))]
-pub fn raw(_number: isize, _args: [usize; 6]) -> usize {
+pub fn raw(number: isize, args: [usize; 6]) -> usize {
+    sys6(number, args)[0]
+}
+
+#[cfg(not(target_arch = "riscv64"))]
+pub fn sys6(_number: isize, _args: [usize; 6]) -> [usize; 6] {
     unimplemented!("system calls only exist on the RISC-V target")
+}
+
+/// An IPC-shaped system call: a0 = cptr, a1 = info, a2..a5 = MR0..3.
+#[inline(always)]
+pub fn sys(number: isize, cptr: usize, info: MessageInfo, mrs: [usize; 4]) -> SysRet {
+    let r = sys6(number, [cptr, info.to_word(), mrs[0], mrs[1], mrs[2], mrs[3]]);
+    (r[0], MessageInfo::from_word(r[1]), [r[2], r[3], r[4], r[5]])
+}
+
+/// seL4_Send: blocking send on an endpoint (or Signal on a notification).
+pub fn send(dest: usize, info: MessageInfo, mrs: [usize; 4]) {
+    sys(nr::SEND, dest, info, mrs);
+}
+
+/// seL4_NBSend: send only if a receiver is waiting (dropped otherwise).
+pub fn nb_send(dest: usize, info: MessageInfo, mrs: [usize; 4]) {
+    sys(nr::NB_SEND, dest, info, mrs);
+}
+
+/// seL4_Call: send and wait for the reply (also how every kernel invocation is made).
+pub fn call(dest: usize, info: MessageInfo, mrs: [usize; 4]) -> SysRet {
+    sys(nr::CALL, dest, info, mrs)
+}
+
+/// seL4_Reply: answer the thread whose Call this thread last received.
+pub fn reply(info: MessageInfo, mrs: [usize; 4]) {
+    sys(nr::REPLY, 0, info, mrs);
+}
+
+/// seL4_Recv: wait on an endpoint or notification; returns the badge in `.0`.
+pub fn recv(src: usize) -> SysRet {
+    sys(nr::RECV, src, MessageInfo::default(), [0; 4])
+}
+
+/// seL4_NBRecv: poll; with nothing to receive the badge and info are 0.
+pub fn nb_recv(src: usize) -> SysRet {
+    sys(nr::NB_RECV, src, MessageInfo::default(), [0; 4])
+}
+
+/// seL4_ReplyRecv: reply to the last caller, then wait on `src`.
+pub fn reply_recv(src: usize, info: MessageInfo, mrs: [usize; 4]) -> SysRet {
+    sys(nr::REPLY_RECV, src, info, mrs)
 }
 
 pub fn yield_now() {
     raw(nr::YIELD, [0; 6]);
 }
 
+/// seL4_Signal: a Send of an empty message on a notification cap.
+pub fn signal(ntfn: usize) {
+    send(ntfn, MessageInfo::default(), [0; 4]);
+}
+
+/// seL4_Wait: block until the notification is signalled; returns the accumulated badge.
+pub fn wait(ntfn: usize) -> usize {
+    recv(ntfn).0
+}
+
+/// seL4_Poll: the accumulated badge, or 0 if the notification was not signalled.
+pub fn poll(ntfn: usize) -> usize {
+    nb_recv(ntfn).0
+}
+
 pub fn debug_put_char(c: u8) {
     raw(nr::DEBUG_PUT_CHAR, [c as usize, 0, 0, 0, 0, 0]);
+}
+
+/// Print `len` bytes already placed in the caller's IPC buffer message area.
+pub fn debug_put_string_raw(len: usize) {
+    raw(nr::DEBUG_PUT_STRING, [len, 0, 0, 0, 0, 0]);
+}
+
+/// The cycle counter of the hart the caller runs on, and that hart's id.
+pub fn debug_get_clock() -> (usize, usize) {
+    let r = sys6(nr::DEBUG_GET_CLOCK, [0; 6]);
+    (r[0], r[1])
+}
+
+/// Kernel event counter `which` (see `abi::stat`), summed over harts.
+pub fn debug_stat(which: usize) -> usize {
+    raw(nr::DEBUG_STAT, [which, 0, 0, 0, 0, 0])
+}
+
+pub fn debug_dump_scheduler() {
+    raw(nr::DEBUG_DUMP_SCHEDULER, [0; 6]);
+}
+
+/// The object type (`abi::object`) of the cap at `cptr`, or `None` for an empty/invalid slot.
+pub fn debug_cap_identify(cptr: usize) -> Option<usize> {
+    match raw(nr::DEBUG_CAP_IDENTIFY, [cptr, 0, 0, 0, 0, 0]) {
+        0 => None,
+        t => Some(t - 1),
+    }
 }
 
 /// End the whole system (debug builds of the kernel): status 0 is success.

@@ -6,14 +6,17 @@ use abi::label;
 use caps::{cspace::lookup_slot_exact, Cap, Error, Rights, Slot, SlotRef};
 
 fn slot_in(root: Cap, index: usize, depth: usize) -> Result<SlotRef, Error> {
-    if depth > 64 {
+    if depth == 0 || depth > 64 {
         return Err(Error::RangeError { min: 1, max: 64 });
     }
     lookup_slot_exact(&KSlots, root, index as u64, depth as u8).map_err(Error::FailedLookup)
 }
 
 fn empty_slot(root: Cap, index: usize, depth: usize) -> Result<SlotRef, Error> {
-    let s = slot_in(root, index, depth)?;
+    let s = slot_in(root, index, depth).map_err(|e| match e {
+        Error::FailedLookup(f) => Error::FailedDestLookup(f),
+        e => e,
+    })?;
     if !cap_at(s).is_null() {
         return Err(Error::DeleteFirst);
     }
@@ -37,6 +40,15 @@ fn move_to(src: SlotRef, dest: SlotRef, cap: Cap) -> Result<(), Error> {
     Ok(())
 }
 
+/// seL4 updateCapData with `preserve`: Mutate and Rotate keep a cap's place in the derivation
+/// tree, so they may not badge an endpoint or notification (that would make a new subtree).
+fn preserving_update(cap: Cap, data: usize) -> Result<Cap, Error> {
+    match cap {
+        Cap::Endpoint { .. } | Cap::Notification { .. } => Err(Error::IllegalOperation),
+        _ => cap.update_data(data as u64).ok_or(Error::IllegalOperation),
+    }
+}
+
 /// A kernel slot to swap through (Rotate with dest == src).
 static mut SCRATCH: Slot = Slot { cap: Cap::Null, mdb: caps::Mdb { prev: 0, next: 0, revocable: false, first_badged: false } };
 
@@ -52,6 +64,9 @@ pub fn invoke(me: &mut Tcb, service: Cap, m: &Msg) -> InvResult {
                 other => other,
             })?;
             let rights = Rights::from_word(mr(4) as u64);
+            if matches!(cap_at(src), Cap::Untyped { .. }) && caps::cdt::has_children(&KSlots, src) {
+                return Err(Error::RevokeFirst);
+            }
             let mut cap = cap_at(src).derive()?.mask_rights(rights);
             if mint {
                 cap = cap.update_data(mr(5) as u64).ok_or(Error::IllegalOperation)?;
@@ -66,24 +81,25 @@ pub fn invoke(me: &mut Tcb, service: Cap, m: &Msg) -> InvResult {
             let src = full_slot(m.caps[0].0, mr(2), mr(3))?;
             let mut cap = cap_at(src);
             if mutate {
-                cap = cap.update_data(mr(4) as u64).ok_or(Error::IllegalOperation)?;
+                cap = preserving_update(cap, mr(4))?;
             }
             move_to(src, dest, cap)?;
             Ok(0)
         }
         label::CNODE_ROTATE => {
+            // seL4's order: dest index, depth; pivot data, index, depth; src data, index, depth.
             m.need(8, 2)?;
             let dest = slot_in(service, mr(0), mr(1))?;
-            let pivot = full_slot(m.caps[0].0, mr(2), mr(3))?;
-            let src = full_slot(m.caps[1].0, mr(5), mr(6))?;
+            let pivot = full_slot(m.caps[0].0, mr(3), mr(4))?;
+            let src = full_slot(m.caps[1].0, mr(6), mr(7))?;
             if pivot == src || pivot == dest {
                 return Err(Error::IllegalOperation);
             }
             if src != dest && !cap_at(dest).is_null() {
                 return Err(Error::DeleteFirst);
             }
-            let new_pivot = cap_at(src).update_data(mr(7) as u64).ok_or(Error::IllegalOperation)?;
-            let new_dest = cap_at(pivot).update_data(mr(4) as u64).ok_or(Error::IllegalOperation)?;
+            let new_pivot = preserving_update(cap_at(src), mr(5))?;
+            let new_dest = preserving_update(cap_at(pivot), mr(2))?;
             if src == dest {
                 let scratch = crate::mm::virt_to_phys(&raw mut SCRATCH as usize) as u64;
                 move_to(pivot, scratch, new_dest)?;

@@ -29,7 +29,8 @@ pub enum State {
 pub enum Fault {
     None,
     /// cptr that failed, whether in the receive phase.
-    Cap { cptr: usize, in_recv: bool },
+    /// `lookup`: seL4_LookupFailureType of why (2, missing capability, for wrong rights).
+    Cap { cptr: usize, in_recv: bool, lookup: usize },
     UnknownSyscall { number: usize },
     UserException { cause: usize, tval: usize },
     Vm { addr: usize, cause: usize, fetch: bool },
@@ -324,7 +325,9 @@ pub fn invoke(me: &mut Tcb, target: u64, m: &Msg) -> InvResult {
             Ok(0)
         }
         label::TCB_COPY_REGISTERS => {
-            m.need(2, 1)?;
+            // MR0: suspend source (bit 0), resume target (1), frame registers (2), integer
+            // registers (3): libsel4 packs them into one word.
+            m.need(1, 1)?;
             let Cap::Tcb { obj: src } = m.caps[0].0 else { return Err(Error::InvalidCapability(1)) };
             let src = at::<Tcb>(src);
             let flags = m.mr(me, 0);
@@ -336,8 +339,14 @@ pub fn invoke(me: &mut Tcb, target: u64, m: &Msg) -> InvResult {
             if t.state == State::Running {
                 sched::stall(t);
             }
-            t.ctx.regs = src.ctx.regs;
-            t.ctx.sepc = src.ctx.sepc;
+            let from = read_regs(src);
+            // seL4's split on RISC-V: pc, ra, sp, gp, s0..s11 are the frame; the rest integer.
+            for (i, v) in from.iter().enumerate() {
+                let frame = i < 16;
+                if (frame && flags & 4 != 0) || (!frame && flags & 8 != 0) {
+                    write_reg(t, i, *v);
+                }
+            }
             if flags & 2 != 0 && t.state == State::Inactive {
                 resume_thread(t);
             }
@@ -467,6 +476,10 @@ fn write_reg(t: &mut Tcb, i: usize, v: usize) {
 }
 
 pub fn lookup_cap_of(t: &Tcb, cptr: usize) -> Option<(Cap, SlotRef)> {
-    let slot = caps::cspace::lookup_slot(&KSlots, t.cspace(), cptr as u64).ok()?;
-    Some((cap_at(slot), slot))
+    lookup_cap(t, cptr).ok()
+}
+
+pub fn lookup_cap(t: &Tcb, cptr: usize) -> Result<(Cap, SlotRef), caps::cspace::LookupFault> {
+    let slot = caps::cspace::lookup_slot(&KSlots, t.cspace(), cptr as u64)?;
+    Ok((cap_at(slot), slot))
 }

@@ -183,18 +183,20 @@ pub fn invoke_frame(me: &mut Tcb, slot: u64, cap: Cap, m: &Msg) -> InvResult {
                 return Err(Error::AlignmentError);
             }
             check_user_range(va, size)?;
+            // Already mapped: only a remap in place (new rights) is allowed, as in seL4.
+            match mapped {
+                Some((a, _)) if a != asid => return Err(Error::InvalidCapability(1)),
+                Some((_, v)) if v != va as u64 => return Err(Error::InvalidArgument(0)),
+                _ => {}
+            }
             let flags = pte_flags(rights, Rights::from_word(want as u64), attr)?;
             let level = level_of(size_bits);
             let (pte, l) = walk(root, va as u64, level);
             if l != level {
                 return Err(Error::FailedLookup(LookupFault::MissingCapability { bits_left: (12 + 9 * (l + 1)) as u8 }));
             }
-            match mapped {
-                // Remapping in place changes the rights (seL4 allows only that).
-                Some((a, v)) if a == asid && v == va as u64 => {}
-                Some(_) => return Err(Error::InvalidCapability(0)),
-                None if pte.is_valid() => return Err(Error::DeleteFirst),
-                None => {}
+            if mapped.is_none() && pte.is_valid() {
+                return Err(Error::DeleteFirst);
             }
             *pte = Pte::new(base as usize, flags);
             if mapped.is_some() {

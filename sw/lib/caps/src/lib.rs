@@ -57,6 +57,8 @@ pub enum Error {
     RangeError { min: u64, max: u64 },
     AlignmentError,
     FailedLookup(cspace::LookupFault),
+    /// A lookup of a destination (seL4's failedLookupWasSource = false).
+    FailedDestLookup(cspace::LookupFault),
     DeleteFirst,
     RevokeFirst,
     /// The message is shorter than the invocation needs (seL4_TruncatedMessage).
@@ -73,7 +75,7 @@ impl Error {
             Error::IllegalOperation => ILLEGAL_OPERATION,
             Error::RangeError { .. } => RANGE_ERROR,
             Error::AlignmentError => ALIGNMENT_ERROR,
-            Error::FailedLookup(_) => FAILED_LOOKUP,
+            Error::FailedLookup(_) | Error::FailedDestLookup(_) => FAILED_LOOKUP,
             Error::DeleteFirst => DELETE_FIRST,
             Error::RevokeFirst => REVOKE_FIRST,
             Error::Truncated => TRUNCATED_MESSAGE,

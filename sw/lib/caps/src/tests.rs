@@ -126,7 +126,8 @@ fn retype_watermark_alignment_and_limits() {
     // Endpoints are 32 bytes: the used 16 bytes round up to 32.
     assert_eq!(untyped::plan_retype(&ut, object::ENDPOINT, 0, 4), Ok((0x8000_0020, 0xa0)));
     assert!(matches!(untyped::plan_retype(&ut, object::PAGE_4K, 0, 16), Err(Error::NotEnoughMemory { .. })));
-    assert!(matches!(untyped::plan_retype(&ut, object::UNTYPED, 2, 1), Err(Error::RangeError { .. })));
+    assert_eq!(untyped::plan_retype(&ut, object::UNTYPED, 2, 1), Err(Error::InvalidArgument(1)));
+    assert!(matches!(untyped::plan_retype(&ut, object::UNTYPED, 39, 1), Err(Error::RangeError { .. })));
     assert_eq!(untyped::plan_retype(&ut, 99, 0, 1), Err(Error::InvalidArgument(0)));
     assert!(matches!(untyped::plan_retype(&ut, object::PAGE_4K, 0, u64::MAX), Err(_)));
     let dev = Cap::Untyped { base: 0x6000_0000, size_bits: 16, free_index: 0, device: true };

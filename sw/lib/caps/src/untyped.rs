@@ -10,8 +10,10 @@ pub const MAX_UNTYPED_BITS: u8 = 38;
 pub fn object_size_bits(ty: usize, size_bits: u8) -> Result<u8, Error> {
     let slot_bits = SLOT_BYTES.trailing_zeros() as u8;
     Ok(match ty {
-        object::UNTYPED if (MIN_UNTYPED_BITS..=MAX_UNTYPED_BITS).contains(&size_bits) => size_bits,
-        object::UNTYPED => return Err(Error::RangeError { min: MIN_UNTYPED_BITS as u64, max: MAX_UNTYPED_BITS as u64 }),
+        object::UNTYPED if size_bits < MIN_UNTYPED_BITS => return Err(Error::InvalidArgument(1)),
+        object::UNTYPED if size_bits <= MAX_UNTYPED_BITS => size_bits,
+        object::UNTYPED => return Err(Error::RangeError { min: 0, max: MAX_UNTYPED_BITS as u64 }),
+        object::CNODE if size_bits == 0 => return Err(Error::InvalidArgument(1)),
         object::CNODE if (1..=(MAX_UNTYPED_BITS - slot_bits)).contains(&size_bits) => size_bits + slot_bits,
         object::CNODE => return Err(Error::RangeError { min: 1, max: (MAX_UNTYPED_BITS - slot_bits) as u64 }),
         object::TCB => abi::object::TCB_BITS as u8,
@@ -42,9 +44,9 @@ pub fn plan_retype(ut: &Cap, ty: usize, size_bits: u8, count: u64) -> Result<(u6
     let start = (base + free_index).next_multiple_of(size);
     let total = size.checked_mul(count).ok_or(Error::RangeError { min: 1, max: 1 })?;
     let end = base + (1u64 << ut_bits);
-    let available = end.saturating_sub(start);
-    if obj_bits > ut_bits || total > available {
-        return Err(Error::NotEnoughMemory { available });
+    if obj_bits > ut_bits || total > end.saturating_sub(start) {
+        // seL4 reports the bytes above the watermark, before alignment.
+        return Err(Error::NotEnoughMemory { available: (1u64 << ut_bits).saturating_sub(free_index) });
     }
     Ok((start, start + total - base))
 }

@@ -1,0 +1,166 @@
+//! The kernel test suite, run as the root task. Each test prints `[ktest] <name> ... ok` or
+//! `... FAILED: <why>`; then a summary and the fastpath counters, and DebugHalt(0) iff every test
+//! passed. See README.md for what is covered.
+#![cfg_attr(target_arch = "riscv64", no_std, no_main)]
+
+#[cfg(not(target_arch = "riscv64"))]
+fn main() {}
+
+#[cfg(target_arch = "riscv64")]
+#[macro_use]
+mod macros;
+#[cfg(target_arch = "riscv64")]
+mod env;
+#[cfg(target_arch = "riscv64")]
+mod t_basic;
+#[cfg(target_arch = "riscv64")]
+mod t_bench;
+#[cfg(target_arch = "riscv64")]
+mod t_cnode;
+#[cfg(target_arch = "riscv64")]
+mod t_fault;
+#[cfg(target_arch = "riscv64")]
+mod t_ipc;
+#[cfg(target_arch = "riscv64")]
+mod t_irq;
+#[cfg(target_arch = "riscv64")]
+mod t_tcb;
+#[cfg(target_arch = "riscv64")]
+mod t_untyped;
+#[cfg(target_arch = "riscv64")]
+mod t_vm;
+
+#[cfg(target_arch = "riscv64")]
+mod rt {
+    use crate::env::{Env, TResult, PARK};
+    use core::sync::atomic::Ordering;
+    use userlib::{print, println, syscall};
+
+    core::arch::global_asm!(
+        ".section .text.entry, \"ax\"",
+        ".globl _start",
+        "_start:",
+        "   call {main}",
+        main = sym main,
+    );
+
+    type Test = (&'static str, fn(&mut Env) -> TResult);
+
+    const TESTS: &[Test] = &[
+        ("bootinfo", crate::t_basic::bootinfo),
+        ("initial_caps", crate::t_basic::initial_caps),
+        ("debug_output", crate::t_basic::debug_output),
+        ("debug_clock_and_stat", crate::t_basic::debug_clock_and_stat),
+        ("registers_survive_syscalls", crate::t_basic::registers_survive_syscalls),
+        ("untyped_retype_every_type", crate::t_untyped::retype_every_type),
+        ("untyped_retype_errors", crate::t_untyped::retype_errors),
+        ("untyped_not_enough_memory", crate::t_untyped::not_enough_memory),
+        ("untyped_watermark_and_reuse_after_revoke", crate::t_untyped::watermark_and_reuse),
+        ("untyped_device_only_frames", crate::t_untyped::device_only_frames),
+        ("cnode_copy", crate::t_cnode::copy),
+        ("cnode_mint_badge_and_rights", crate::t_cnode::mint),
+        ("cnode_move", crate::t_cnode::move_),
+        ("cnode_mutate", crate::t_cnode::mutate),
+        ("cnode_rotate", crate::t_cnode::rotate),
+        ("cnode_delete", crate::t_cnode::delete),
+        ("cnode_revoke", crate::t_cnode::revoke),
+        ("cnode_lookup_errors", crate::t_cnode::lookup_errors),
+        ("cspace_two_level_with_guards", crate::t_cnode::two_level_cspace),
+        ("cspace_guarded_thread_cspace", crate::t_cnode::guarded_thread_cspace),
+        ("cnode_cancel_badged_sends", crate::t_cnode::cancel_badged_sends),
+        ("cnode_save_caller", crate::t_cnode::save_caller),
+        ("tcb_configure_and_resume", crate::t_tcb::configure_and_resume),
+        ("tcb_set_space_and_ipc_buffer", crate::t_tcb::set_space_and_ipc_buffer),
+        ("tcb_argument_errors", crate::t_tcb::argument_errors),
+        ("tcb_read_write_registers", crate::t_tcb::read_write_registers),
+        ("tcb_copy_registers", crate::t_tcb::copy_registers),
+        ("tcb_suspend_resume", crate::t_tcb::suspend_resume),
+        ("tcb_priority_and_mcp", crate::t_tcb::priority_and_mcp),
+        ("tcb_cannot_raise_above_own_mcp", crate::t_tcb::own_mcp),
+        ("tcb_priority_order", crate::t_tcb::priority_order),
+        ("tcb_affinity_every_hart", crate::t_tcb::affinity_every_hart),
+        ("tcb_affinity_migrate", crate::t_tcb::affinity_migrate),
+        ("tcb_set_tls_base", crate::t_tcb::set_tls_base),
+        ("tcb_bind_unbind_notification", crate::t_tcb::bind_unbind),
+        ("ep_send_recv_badge", crate::t_ipc::send_recv_badge),
+        ("ep_call_reply_replyrecv", crate::t_ipc::call_reply),
+        ("ep_nbsend_nbrecv", crate::t_ipc::nb_send_recv),
+        ("ep_long_messages", crate::t_ipc::long_messages),
+        ("ep_cap_transfer_grant", crate::t_ipc::cap_transfer),
+        ("ep_no_grant_no_transfer", crate::t_ipc::no_grant),
+        ("ep_unwrapped_badge", crate::t_ipc::unwrapped_badge),
+        ("ep_rights_enforced", crate::t_ipc::rights_enforced),
+        ("ep_cross_core", crate::t_ipc::cross_core),
+        ("ntfn_signal_wait_poll", crate::t_ipc::ntfn_signal_wait_poll),
+        ("ntfn_badge_or_accumulates", crate::t_ipc::ntfn_badges_or),
+        ("ntfn_bound_wakes_endpoint_recv", crate::t_ipc::bound_ntfn_delivery),
+        ("vm_map_read_write", crate::t_vm::map_read_write),
+        ("vm_get_address", crate::t_vm::get_address),
+        ("vm_map_errors", crate::t_vm::map_errors),
+        ("vm_page_table_map_unmap", crate::t_vm::page_table_map_unmap),
+        ("vm_asid_pool", crate::t_vm::asid_pool),
+        ("vm_new_address_space_ipc", crate::t_vm::new_address_space),
+        ("fault_vm_unmapped", crate::t_fault::vm_unmapped),
+        ("fault_unmap_then_access", crate::t_fault::unmap_then_access),
+        ("fault_write_read_only", crate::t_fault::write_read_only),
+        ("fault_illegal_instruction", crate::t_fault::illegal_instruction),
+        ("fault_unknown_syscall", crate::t_fault::unknown_syscall),
+        ("fault_cap_fault", crate::t_fault::cap_fault),
+        ("fault_no_handler_stops_thread", crate::t_fault::no_handler),
+        ("irq_control_and_handler", crate::t_irq::control_and_handler),
+        ("revoke_reclaims_memory", crate::t_untyped::revoke_reclaims),
+        ("fastpath_call_replyrecv", crate::t_bench::fastpath),
+        ("bench_round_trip", crate::t_bench::round_trip),
+    ];
+
+    extern "C" fn main(bootinfo: usize) -> ! {
+        userlib::ipc::set_ipc_buffer(abi::layout::ROOT_IPC_BUFFER);
+        println!("[ktest] kernel test suite: {} tests", TESTS.len());
+        // SAFETY: the kernel passes the boot-info page in a0; it stays mapped.
+        let bi = unsafe { userlib::bootinfo::from_addr(bootinfo) };
+        let mut env = Env::new(bi);
+        match env.alloc_cap(abi::object::NOTIFICATION) {
+            Ok(n) => PARK.store(n, Ordering::SeqCst),
+            Err(f) => println!("[ktest] cannot create the park notification: {}", f.as_str()),
+        }
+        let (mut passed, mut failed) = (0, 0);
+        for (name, test) in TESTS {
+            print!("[ktest] {} ... ", name);
+            let r = test(&mut env);
+            env.stop_helpers();
+            match r {
+                Ok(()) => {
+                    passed += 1;
+                    println!("ok");
+                }
+                Err(f) => {
+                    failed += 1;
+                    println!("FAILED: {}", f.as_str());
+                }
+            }
+        }
+        println!("[ktest] summary: {} passed, {} failed", passed, failed);
+        println!(
+            "[ktest] fastpath: call {}, reply_recv {}, slowpath ipc {}",
+            syscall::debug_stat(abi::stat::FASTPATH_CALL),
+            syscall::debug_stat(abi::stat::FASTPATH_REPLY_RECV),
+            syscall::debug_stat(abi::stat::SLOWPATH_IPC)
+        );
+        let b = |i: usize| crate::env::BENCH[i].load(Ordering::SeqCst);
+        println!(
+            "[ktest] bench: Call+ReplyRecv round trip {} cycles same hart ({} fastpath calls, {} fastpath replies in 1000), {} cycles across harts",
+            b(0),
+            b(2),
+            b(3),
+            b(1)
+        );
+        syscall::debug_halt(if failed == 0 { 0 } else { 1 })
+    }
+
+    #[panic_handler]
+    fn panic(info: &core::panic::PanicInfo) -> ! {
+        println!("[ktest] panic: {}", info);
+        println!("[ktest] summary: aborted by a panic");
+        syscall::debug_halt(1)
+    }
+}

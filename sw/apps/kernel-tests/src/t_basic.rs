@@ -1,0 +1,153 @@
+//! Boot info, initial caps and the debug system calls.
+use crate::env::{identify, Env, TResult};
+use abi::{init_cap as ic, layout, object as o};
+use userlib::{debug, syscall};
+
+pub fn bootinfo(env: &mut Env) -> TResult {
+    let bi = env.bi;
+    ensure!(bi.num_nodes >= 1 && bi.num_nodes <= bi.hart_ids.len(), "num_nodes {} out of 1..=8", bi.num_nodes);
+    ensure!(bi.node_id < bi.num_nodes, "node_id {} >= num_nodes {}", bi.node_id, bi.num_nodes);
+    ensure_eq!(bi.ipc_buffer, layout::ROOT_IPC_BUFFER, "BootInfo.ipc_buffer");
+    ensure_eq!(bi.init_cnode_size_bits, ic::ROOT_CNODE_BITS, "init_cnode_size_bits");
+    let slots = 1 << ic::ROOT_CNODE_BITS;
+    ensure!(
+        bi.empty.start >= ic::FIRST_FREE && bi.empty.start < bi.empty.end && bi.empty.end <= slots,
+        "empty region {:?} not inside the root CNode",
+        bi.empty
+    );
+    ensure!(bi.untyped.end > bi.untyped.start, "no Untyped caps");
+    ensure!(bi.untyped.end - bi.untyped.start <= abi::bootinfo::MAX_UNTYPEDS, "too many Untypeds");
+    ensure!(bi.user_image_frames.end > bi.user_image_frames.start, "no user image frames");
+    let mut ram = 0usize;
+    for (_, d) in userlib::bootinfo::untypeds(bi) {
+        ensure!(
+            (o::MIN_UNTYPED_BITS..=o::MAX_UNTYPED_BITS).contains(&(d.size_bits as usize)),
+            "untyped size_bits {}",
+            d.size_bits
+        );
+        ensure!(d.paddr & ((1 << d.size_bits) - 1) == 0, "untyped at {:#x} not aligned to its size", d.paddr);
+        if d.is_device == 0 {
+            ram += 1 << d.size_bits;
+        }
+    }
+    ensure!(ram >= 4 << 20, "only {} bytes of RAM untyped", ram);
+    // The boot info page is where a0 said, and the hart ids are distinct.
+    ensure_eq!(bi as *const _ as usize, layout::ROOT_BOOTINFO, "boot info address");
+    for i in 0..bi.num_nodes {
+        for j in 0..i {
+            ensure!(bi.hart_ids[i] != bi.hart_ids[j], "hart id {} listed twice", bi.hart_ids[i]);
+        }
+    }
+    Ok(())
+}
+
+pub fn initial_caps(env: &mut Env) -> TResult {
+    let bi = env.bi;
+    let expect = [
+        (ic::NULL, None),
+        (ic::TCB, Some(o::TCB)),
+        (ic::CNODE, Some(o::CNODE)),
+        (ic::VSPACE, Some(o::PAGE_TABLE)),
+        (ic::IRQ_CONTROL, Some(o::IRQ_CONTROL)),
+        (ic::ASID_CONTROL, Some(o::ASID_CONTROL)),
+        (ic::ASID_POOL, Some(o::ASID_POOL)),
+        (ic::BOOTINFO_FRAME, Some(o::PAGE_4K)),
+        (ic::IPC_BUFFER, Some(o::PAGE_4K)),
+    ];
+    for (slot, t) in expect {
+        ensure!(identify(slot) == t, "slot {}: identify {:?}, expected {:?}", slot, identify(slot), t);
+    }
+    ensure!(identify(bi.empty.end - 1).is_none(), "last empty slot is not empty");
+    for s in userlib::bootinfo::slots(bi.untyped) {
+        ensure!(identify(s) == Some(o::UNTYPED), "untyped slot {} holds {:?}", s, identify(s));
+    }
+    for s in userlib::bootinfo::slots(bi.user_image_frames) {
+        ensure!(identify(s) == Some(o::PAGE_4K), "image frame slot {} holds {:?}", s, identify(s));
+    }
+    for s in userlib::bootinfo::slots(bi.user_image_paging) {
+        ensure!(identify(s) == Some(o::PAGE_TABLE), "image paging slot {} holds {:?}", s, identify(s));
+    }
+    // Out-of-range cptrs identify as nothing rather than faulting.
+    ensure!(identify(1 << 40).is_none(), "cptr 1<<40 identified as something");
+    Ok(())
+}
+
+pub fn debug_output(_env: &mut Env) -> TResult {
+    // (Our lines go between the runner's "[ktest] debug_output ... " and its verdict, so start
+    // on a new line and repeat that prefix at the end.)
+    for b in b"\n[ktest] putchar: hello\n" {
+        syscall::debug_put_char(*b);
+    }
+    debug::put_string(b"[ktest] putstring: hello\n");
+    // A string longer than the IPC buffer's message area goes out in pieces.
+    let mut long = [b'='; 1100];
+    long[..8].copy_from_slice(b"[ktest] ");
+    long[1099] = b'\n';
+    debug::put_string(&long);
+    // The message area now holds our text: PutString really read the buffer, not registers.
+    let w = userlib::ipc::get_mr(0).to_le_bytes();
+    userlib::print!("[ktest] debug_output ... ");
+    ensure!(&w == b"========", "IPC buffer msg[0] {:x?} after PutString", w);
+    Ok(())
+}
+
+pub fn debug_clock_and_stat(env: &mut Env) -> TResult {
+    let (c1, h1) = syscall::debug_get_clock();
+    let entries1 = syscall::debug_stat(abi::stat::KERNEL_ENTRIES);
+    for _ in 0..10 {
+        syscall::yield_now();
+    }
+    let (c2, h2) = syscall::debug_get_clock();
+    let entries2 = syscall::debug_stat(abi::stat::KERNEL_ENTRIES);
+    ensure!(c2 > c1, "clock did not advance: {} then {}", c1, c2);
+    ensure_eq!(h1, env.bi.hart_ids[env.bi.node_id], "hart from GetClock vs BootInfo.node_id");
+    ensure_eq!(h2, h1, "root task moved harts");
+    ensure!(entries2 >= entries1 + 11, "KERNEL_ENTRIES grew by {} over 12 syscalls", entries2 - entries1);
+    syscall::debug_dump_scheduler();
+    Ok(())
+}
+
+/// Every register but a0..a5 (the IPC registers) survives a system call.
+pub fn registers_survive_syscalls(_env: &mut Env) -> TResult {
+    let bad: usize;
+    // SAFETY: saves and restores the callee-saved registers it uses.
+    unsafe {
+        core::arch::asm!(
+            "addi sp, sp, -32",
+            "sd s1, 0(sp)",
+            "sd s2, 8(sp)",
+            "li s1, 0x1111",
+            "li s2, 0x2222",
+            "li t3, 0x3333",
+            "li t4, 0x4444",
+            "li a6, 0x6666",
+            "li t5, 0x5555",
+            "li a7, {yield_nr}",
+            "ecall",
+            "li a0, 0",
+            "li t0, 0x1111",
+            "bne s1, t0, 1f",
+            "li t0, 0x2222",
+            "bne s2, t0, 1f",
+            "li t0, 0x3333",
+            "bne t3, t0, 1f",
+            "li t0, 0x4444",
+            "bne t4, t0, 1f",
+            "li t0, 0x6666",
+            "bne a6, t0, 1f",
+            "li t0, 0x5555",
+            "bne t5, t0, 1f",
+            "li t0, {yield_nr}",
+            "bne a7, t0, 1f",
+            "j 2f",
+            "1: li a0, 1",
+            "2: ld s1, 0(sp)",
+            "ld s2, 8(sp)",
+            "addi sp, sp, 32",
+            yield_nr = const abi::syscall::YIELD,
+            out("a0") bad, out("t0") _, out("t3") _, out("t4") _, out("t5") _, out("a6") _, out("a7") _,
+        );
+    }
+    ensure!(bad == 0, "a register changed across Yield");
+    Ok(())
+}

@@ -1,0 +1,55 @@
+//! The IPC fastpath and round-trip cost.
+use crate::env::{rdcycle, Env, TResult, BENCH};
+use abi::{object as o, stat, MessageInfo};
+use core::sync::atomic::Ordering;
+use userlib::invoke::rights;
+use userlib::syscall;
+
+const ROUNDS: usize = 1000;
+
+extern "C" fn ping_server(ep: usize) -> ! {
+    let (_, _, mut mrs) = syscall::recv(ep);
+    loop {
+        (_, _, mrs) = syscall::reply_recv(ep, MessageInfo::new(0, 0, 0, 1), [mrs[0] + 1, 0, 0, 0]);
+    }
+}
+
+/// `rounds` Call round trips; returns cycles per round trip.
+fn ping(cap: usize, rounds: usize) -> Result<usize, crate::env::Fail> {
+    let t0 = rdcycle();
+    for i in 0..rounds {
+        let (_, _, mrs) = syscall::call(cap, MessageInfo::new(0, 0, 0, 1), [i, 0, 0, 0]);
+        ensure_eq!(mrs[0], i + 1, "ping reply");
+    }
+    Ok((rdcycle() - t0) / rounds.max(1))
+}
+
+pub fn fastpath(env: &mut Env) -> TResult {
+    let ep = env.alloc_cap(o::ENDPOINT)?;
+    let b = env.mint(ep, rights::ALL, 1)?;
+    env.spawn(ping_server, ep, 255)?;
+    ping(b, 10)?;
+    let (c0, r0, s0) =
+        (syscall::debug_stat(stat::FASTPATH_CALL), syscall::debug_stat(stat::FASTPATH_REPLY_RECV), syscall::debug_stat(stat::SLOWPATH_IPC));
+    let cycles = ping(b, ROUNDS)?;
+    let (c1, r1, s1) =
+        (syscall::debug_stat(stat::FASTPATH_CALL), syscall::debug_stat(stat::FASTPATH_REPLY_RECV), syscall::debug_stat(stat::SLOWPATH_IPC));
+    BENCH[0].store(cycles, Ordering::SeqCst);
+    BENCH[2].store(c1 - c0, Ordering::SeqCst);
+    BENCH[3].store(r1 - r0, Ordering::SeqCst);
+    let want = ROUNDS * 9 / 10;
+    ensure!(c1 - c0 >= want, "Call fastpath taken {} times in {} round trips (slowpath {})", c1 - c0, ROUNDS, s1 - s0);
+    ensure!(r1 - r0 >= want, "ReplyRecv fastpath taken {} times in {} round trips (slowpath {})", r1 - r0, ROUNDS, s1 - s0);
+    ensure!(c1 - c0 <= ROUNDS + 10 && r1 - r0 <= ROUNDS + 10, "fastpath counters grew by more than the IPCs made");
+    Ok(())
+}
+
+pub fn round_trip(env: &mut Env) -> TResult {
+    let Some(other) = env.other_hart() else { return Ok(()) };
+    let ep = env.alloc_cap(o::ENDPOINT)?;
+    env.spawn_on(ping_server, ep, 255, other)?;
+    ping(ep, 10)?;
+    let cycles = ping(ep, ROUNDS)?;
+    BENCH[1].store(cycles, Ordering::SeqCst);
+    Ok(())
+}

@@ -1,0 +1,172 @@
+//! Kernel-object invocations: seL4_Call on the object's cap with the invocation label in the
+//! message info, arguments in MRs and extra caps in the IPC buffer. The reply's label is 0 on
+//! success or an `abi::error` code with the details in its MRs.
+use crate::ipc;
+use abi::error as e;
+use abi::ipc::MSG_REGISTERS;
+use abi::MessageInfo;
+use core::fmt;
+
+/// A failed invocation: the seL4 error code (`abi::error`) and the reply's first MRs, which
+/// carry the details (RangeError: min, max; FailedLookup: was-source, lookup-failure type + 1
+/// ... see [`lookup_failure`]; InvalidArgument/InvalidCapability: which one; NotEnoughMemory:
+/// bytes left).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Error {
+    pub code: usize,
+    pub mrs: [usize; MSG_REGISTERS],
+}
+
+impl Error {
+    pub const fn name(&self) -> &'static str {
+        error_name(self.code)
+    }
+}
+
+pub const fn error_name(code: usize) -> &'static str {
+    match code {
+        e::NO_ERROR => "NoError",
+        e::INVALID_ARGUMENT => "InvalidArgument",
+        e::INVALID_CAPABILITY => "InvalidCapability",
+        e::ILLEGAL_OPERATION => "IllegalOperation",
+        e::RANGE_ERROR => "RangeError",
+        e::ALIGNMENT_ERROR => "AlignmentError",
+        e::FAILED_LOOKUP => "FailedLookup",
+        e::TRUNCATED_MESSAGE => "TruncatedMessage",
+        e::DELETE_FIRST => "DeleteFirst",
+        e::REVOKE_FIRST => "RevokeFirst",
+        e::NOT_ENOUGH_MEMORY => "NotEnoughMemory",
+        _ => "unknown error",
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{} ({}) mrs {:#x?}", self.name(), self.code, self.mrs)
+    }
+}
+
+pub type Result<T> = core::result::Result<T, Error>;
+
+/// seL4's lookup-failure types as they appear in a FailedLookup error (MR1) or a cap fault:
+/// seL4 stores `type + 1`, so these are the values seen in the MR.
+pub mod lookup_failure {
+    pub const INVALID_ROOT: usize = 1;
+    pub const MISSING_CAPABILITY: usize = 2;
+    pub const DEPTH_MISMATCH: usize = 3;
+    pub const GUARD_MISMATCH: usize = 4;
+}
+
+/// seL4_CapRights_t words: bit0 write, bit1 read, bit2 grant, bit3 grant-reply.
+pub mod rights {
+    pub const NONE: usize = 0;
+    pub const WRITE: usize = 1;
+    pub const READ: usize = 2;
+    pub const GRANT: usize = 4;
+    pub const GRANT_REPLY: usize = 8;
+    pub const READ_WRITE: usize = READ | WRITE;
+    pub const ALL: usize = WRITE | READ | GRANT | GRANT_REPLY;
+}
+
+/// seL4_RISCV_VMAttributes.
+pub mod vm_attr {
+    pub const DEFAULT: usize = 0;
+    pub const EXECUTE_NEVER: usize = 1;
+}
+
+/// seL4_CNode_CapData: the data word of Mint/Mutate/SetSpace for a CNode cap (guard size in
+/// bits 5:0, guard value above).
+pub const fn cnode_cap_data(guard: usize, guard_bits: usize) -> usize {
+    (guard << 6) | (guard_bits & 0x3f)
+}
+
+/// The reply to a successful invocation.
+#[derive(Clone, Copy, Debug)]
+pub struct Reply {
+    pub info: MessageInfo,
+    pub regs: [usize; MSG_REGISTERS],
+}
+
+impl Reply {
+    /// Return value `i` (MR i of the reply).
+    pub fn mr(&self, i: usize) -> usize {
+        if i < MSG_REGISTERS {
+            self.regs[i]
+        } else {
+            ipc::get_mr(i)
+        }
+    }
+}
+
+/// Build the message info and register values of an invocation in `buf` (pure; host-tested).
+pub fn prepare(buf: &mut abi::ipc::IpcBuffer, label: usize, args: &[usize], caps: &[usize]) -> (MessageInfo, [usize; 4]) {
+    let regs = ipc::stage(buf, args);
+    let n = ipc::stage_caps(buf, caps);
+    (MessageInfo::new(label, 0, n, args.len()), regs)
+}
+
+/// Interpret the reply of an invocation (pure; host-tested).
+pub fn check(info: MessageInfo, regs: [usize; 4]) -> Result<Reply> {
+    if info.label == e::NO_ERROR {
+        Ok(Reply { info, regs })
+    } else {
+        Err(Error { code: info.label, mrs: regs })
+    }
+}
+
+/// Invoke `cap` with `label`, `args` as MR0.. and `caps` as extra caps.
+pub fn invoke(cap: usize, label: usize, args: &[usize], caps: &[usize]) -> Result<Reply> {
+    let (info, regs) = ipc::with_buffer(|b| prepare(b, label, args, caps));
+    let (_, info, regs) = crate::syscall::call(cap, info, regs);
+    ipc::with_buffer(|b| ipc::unstage(b, regs));
+    check(info, regs)
+}
+
+/// Invoke and discard the reply's values.
+pub fn invoke0(cap: usize, label: usize, args: &[usize], caps: &[usize]) -> Result<()> {
+    invoke(cap, label, args, caps).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use abi::ipc::{IpcBuffer, MSG_MAX_EXTRA_CAPS, MSG_MAX_LENGTH};
+
+    fn empty() -> IpcBuffer {
+        IpcBuffer {
+            tag: 0,
+            msg: [0; MSG_MAX_LENGTH],
+            user_data: 0,
+            caps_or_badges: [0; MSG_MAX_EXTRA_CAPS],
+            receive_cnode: 0,
+            receive_index: 0,
+            receive_depth: 0,
+        }
+    }
+
+    #[test]
+    fn retype_arguments_land_where_sel4_reads_them() {
+        let mut b = empty();
+        // Untyped_Retype(type, size_bits, root, node_index, node_depth, node_offset, num_objects)
+        let (info, regs) = prepare(&mut b, abi::label::UNTYPED_RETYPE, &[2, 0, 0, 0, 20, 3], &[2]);
+        assert_eq!(info, MessageInfo::new(abi::label::UNTYPED_RETYPE, 0, 1, 6));
+        assert_eq!(regs, [2, 0, 0, 0]);
+        assert_eq!(&b.msg[4..6], &[20, 3]);
+        assert_eq!(b.caps_or_badges[0], 2);
+    }
+
+    #[test]
+    fn reply_label_is_the_error() {
+        assert!(check(MessageInfo::new(0, 0, 0, 1), [42, 0, 0, 0]).is_ok());
+        let err = check(MessageInfo::new(e::RANGE_ERROR, 0, 0, 2), [1, 256, 0, 0]).unwrap_err();
+        assert_eq!(err.code, e::RANGE_ERROR);
+        assert_eq!(err.mrs[..2], [1, 256]);
+        assert_eq!(err.name(), "RangeError");
+    }
+
+    #[test]
+    fn cnode_cap_data_matches_sel4_layout() {
+        assert_eq!(cnode_cap_data(3, 4), (3 << 6) | 4);
+        assert_eq!(cnode_cap_data(0, 52), 52);
+    }
+}

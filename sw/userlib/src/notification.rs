@@ -1,0 +1,2 @@
+//! Notifications: Signal = Send, Wait = Recv, Poll = NBRecv (badge returned in a0).
+pub use crate::syscall::{poll, signal, wait};
