@@ -45,6 +45,11 @@ pub fn raise(me: &mut Tcb, f: Fault) {
 /// A user exception (not a system call) from the trap handler.
 pub fn exception(me: &mut Tcb, scause: usize, stval: usize) {
     use crate::arch::csr::*;
+    if matches!(scause, 12 | 13 | 15) && crate::object::vspace::fault_is_spurious(me, stval, scause) {
+        // SAFETY: only drops cached translations of this hart.
+        unsafe { core::arch::asm!("sfence.vma") };
+        return;
+    }
     let f = match scause {
         12 | 13 | 15 | 1 | 5 | 7 => Fault::Vm { addr: stval, cause: scause, fetch: matches!(scause, 12 | 1) },
         EXC_ILLEGAL | _ => Fault::UserException { cause: scause, tval: stval },

@@ -225,6 +225,14 @@ pub fn shootdown(asid: Option<u16>) {
     }
 }
 
+/// A mapping was added: this hart flushes before it returns to user mode, and so does every
+/// other hart at its next return. Cores may cache a failed walk (Rocket's TLB keeps the
+/// page-fault result), so invalid → valid needs a flush too; a thread that meets such a stale
+/// entry before its hart flushes takes a spurious fault that `fault::exception` absorbs.
+pub fn tlb_changed() {
+    TLB_GEN.fetch_add(1, Ordering::AcqRel);
+}
+
 /// A timer tick on this hart while a thread ran.
 pub fn tick() {
     let s = hs(this_hart());

@@ -92,6 +92,7 @@ pub fn invoke_page_table(me: &mut Tcb, slot: u64, cap: Cap, m: &Msg) -> InvResul
                 return Err(Error::DeleteFirst);
             }
             *pte = Pte::new(base as usize, Flags::V);
+            crate::sched::tlb_changed();
             let aligned = va as u64 & !((1u64 << (12 + 9 * level)) - 1);
             KSlots.set_cap(slot, Cap::PageTable { base, mapped: Some((asid, aligned)) });
             Ok(0)
@@ -201,6 +202,8 @@ pub fn invoke_frame(me: &mut Tcb, slot: u64, cap: Cap, m: &Msg) -> InvResult {
             *pte = Pte::new(base as usize, flags);
             if mapped.is_some() {
                 crate::sched::shootdown(Some(asid));
+            } else {
+                crate::sched::tlb_changed();
             }
             KSlots.set_cap(slot, Cap::Frame { base, size_bits, rights, mapped: Some((asid, va as u64)) });
             Ok(0)
@@ -218,6 +221,22 @@ pub fn invoke_frame(me: &mut Tcb, slot: u64, cap: Cap, m: &Msg) -> InvResult {
         }
         _ => Err(Error::IllegalOperation),
     }
+}
+
+/// Is `va` mapped for user access in the thread's VSpace with what a fault of `cause` needed?
+/// Then the fault came from a stale TLB entry and retrying is enough.
+pub fn fault_is_spurious(t: &Tcb, va: usize, cause: usize) -> bool {
+    let Cap::PageTable { base, mapped: Some((asid, PT_ROOT)) } = t.slots[tcb::VTABLE].cap else { return false };
+    if asid::vspace_of(asid) != Some(base) || va >= USER_TOP {
+        return false;
+    }
+    let (pte, _) = walk(base, va as u64, 0);
+    let need = match cause {
+        12 => Flags::X,
+        15 => Flags::W,
+        _ => Flags::R,
+    };
+    pte.is_valid() && pte.is_leaf() && pte.flags().contains(need | Flags::U)
 }
 
 /// Map a frame for the kernel's own boot-time construction of the root task's VSpace (tables
