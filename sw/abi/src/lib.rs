@@ -100,6 +100,19 @@ pub mod ipc {
         pub receive_index: usize,
         pub receive_depth: usize,
     }
+    impl IpcBuffer {
+        pub const fn zeroed() -> Self {
+            IpcBuffer {
+                tag: 0,
+                msg: [0; MSG_MAX_LENGTH],
+                user_data: 0,
+                caps_or_badges: [0; MSG_MAX_EXTRA_CAPS],
+                receive_cnode: 0,
+                receive_index: 0,
+                receive_depth: 0,
+            }
+        }
+    }
     const _: () = assert!(core::mem::size_of::<IpcBuffer>() == 1 << BUFFER_SIZE_BITS);
 }
 

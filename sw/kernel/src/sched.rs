@@ -308,7 +308,7 @@ fn choose() -> *mut Tcb {
             _ => cur,
         }
     };
-    if next != cur || (cur.is_null() && !next.is_null()) {
+    if next != cur {
         stats::count(stat::SWITCHES);
     }
     if !next.is_null() && next != cur {

@@ -130,18 +130,10 @@ pub fn invoke0(cap: usize, label: usize, args: &[usize], caps: &[usize]) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use abi::ipc::{IpcBuffer, MSG_MAX_EXTRA_CAPS, MSG_MAX_LENGTH};
+    use abi::ipc::IpcBuffer;
 
     fn empty() -> IpcBuffer {
-        IpcBuffer {
-            tag: 0,
-            msg: [0; MSG_MAX_LENGTH],
-            user_data: 0,
-            caps_or_badges: [0; MSG_MAX_EXTRA_CAPS],
-            receive_cnode: 0,
-            receive_index: 0,
-            receive_depth: 0,
-        }
+        IpcBuffer::zeroed()
     }
 
     #[test]

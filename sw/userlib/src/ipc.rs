@@ -178,15 +178,7 @@ mod tests {
     use super::*;
 
     fn empty() -> IpcBuffer {
-        IpcBuffer {
-            tag: 0,
-            msg: [0; MSG_MAX_LENGTH],
-            user_data: 0,
-            caps_or_badges: [0; MSG_MAX_EXTRA_CAPS],
-            receive_cnode: 0,
-            receive_index: 0,
-            receive_depth: 0,
-        }
+        IpcBuffer::zeroed()
     }
 
     #[test]

@@ -36,13 +36,7 @@ mod rt {
     use core::sync::atomic::Ordering;
     use userlib::{print, println, syscall};
 
-    core::arch::global_asm!(
-        ".section .text.entry, \"ax\"",
-        ".globl _start",
-        "_start:",
-        "   call {main}",
-        main = sym main,
-    );
+    userlib::entry!(main);
 
     type Test = (&'static str, fn(&mut Env) -> TResult);
 

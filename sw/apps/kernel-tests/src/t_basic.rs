@@ -109,45 +109,6 @@ pub fn debug_clock_and_stat(env: &mut Env) -> TResult {
 
 /// Every register but a0..a5 (the IPC registers) survives a system call.
 pub fn registers_survive_syscalls(_env: &mut Env) -> TResult {
-    let bad: usize;
-    // SAFETY: saves and restores the callee-saved registers it uses.
-    unsafe {
-        core::arch::asm!(
-            "addi sp, sp, -32",
-            "sd s1, 0(sp)",
-            "sd s2, 8(sp)",
-            "li s1, 0x1111",
-            "li s2, 0x2222",
-            "li t3, 0x3333",
-            "li t4, 0x4444",
-            "li a6, 0x6666",
-            "li t5, 0x5555",
-            "li a7, {yield_nr}",
-            "ecall",
-            "li a0, 0",
-            "li t0, 0x1111",
-            "bne s1, t0, 1f",
-            "li t0, 0x2222",
-            "bne s2, t0, 1f",
-            "li t0, 0x3333",
-            "bne t3, t0, 1f",
-            "li t0, 0x4444",
-            "bne t4, t0, 1f",
-            "li t0, 0x6666",
-            "bne a6, t0, 1f",
-            "li t0, 0x5555",
-            "bne t5, t0, 1f",
-            "li t0, {yield_nr}",
-            "bne a7, t0, 1f",
-            "j 2f",
-            "1: li a0, 1",
-            "2: ld s1, 0(sp)",
-            "ld s2, 8(sp)",
-            "addi sp, sp, 32",
-            yield_nr = const abi::syscall::YIELD,
-            out("a0") bad, out("t0") _, out("t3") _, out("t4") _, out("t5") _, out("a6") _, out("a7") _,
-        );
-    }
-    ensure!(bad == 0, "a register changed across Yield");
+    ensure!(userlib::rt::registers_survive_syscall(), "a register changed across Yield");
     Ok(())
 }

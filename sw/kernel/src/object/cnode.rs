@@ -59,10 +59,7 @@ pub fn invoke(me: &mut Tcb, service: Cap, m: &Msg) -> InvResult {
             let mint = m.label == label::CNODE_MINT;
             m.need(if mint { 6 } else { 5 }, 1)?;
             let dest = empty_slot(service, mr(0), mr(1))?;
-            let src = full_slot(m.caps[0].0, mr(2), mr(3)).map_err(|e| match e {
-                Error::DeleteFirst => e,
-                other => other,
-            })?;
+            let src = full_slot(m.caps[0].0, mr(2), mr(3))?;
             let rights = Rights::from_word(mr(4) as u64);
             if matches!(cap_at(src), Cap::Untyped { .. }) && caps::cdt::has_children(&KSlots, src) {
                 return Err(Error::RevokeFirst);

@@ -66,9 +66,7 @@ pub fn finalise(cap: Cap) {
             Cap::CNode { base, radix, .. } => {
                 for i in 0..(1u64 << radix) {
                     if let Some((f, last)) = caps::cdt::delete_any(&mut KSlots, KSlots.cnode_slot(base, i)) {
-                        if let Cap::Frame { base, size_bits, mapped: Some((asid, va)), .. } = f {
-                            vspace::unmap_frame_at(asid, va, base, size_bits);
-                        }
+                        unmap_if_mapped(f);
                         if last {
                             push(f);
                         }
@@ -111,11 +109,15 @@ pub fn finalise(cap: Cap) {
 /// Clean-up every deleted cap needs, final or not: a mapped frame cap is unmapped (each frame
 /// cap maps at most one place).
 fn on_deleted(cap: Cap, last: bool) {
-    if let Cap::Frame { base, size_bits, mapped: Some((asid, va)), .. } = cap {
-        vspace::unmap_frame_at(asid, va, base, size_bits);
-    }
+    unmap_if_mapped(cap);
     if last {
         finalise(cap);
+    }
+}
+
+fn unmap_if_mapped(cap: Cap) {
+    if let Cap::Frame { base, size_bits, mapped: Some((asid, va)), .. } = cap {
+        vspace::unmap_frame_at(asid, va, base, size_bits);
     }
 }
 
