@@ -30,6 +30,11 @@ pub mod syscall {
     pub const DEBUG_GET_CLOCK: isize = -33;
     /// Ours: kernel event counter number a0 (see [`super::stat`]) summed over harts, in a0.
     pub const DEBUG_STAT: isize = -34;
+    /// Ours: a0 = a TCB cptr; returns in a0 how many times that thread entered the kernel by
+    /// itself (system calls, faults, trapped instructions; interrupts do not count), or
+    /// `usize::MAX` if a0 is not a TCB cap. It shows that user-interrupt delivery needs no
+    /// kernel entry on the hardware path.
+    pub const DEBUG_THREAD_ENTRIES: isize = -35;
 }
 
 /// Counters read by `DEBUG_STAT`.
@@ -52,7 +57,19 @@ pub mod stat {
     pub const OBJECT_BYTES: usize = 7;
     /// Timer ticks that ended a time slice.
     pub const SLICE_ENDS: usize = 8;
-    pub const COUNT: usize = 9;
+    /// UINTC receiver slots in use (gauge).
+    pub const UINTR_SLOTS_USED: usize = 9;
+    /// Sender-table entries in use over all threads (gauge).
+    pub const UINTR_ENTRIES_USED: usize = 10;
+    /// Sender tables (one page per thread that has senders) in use (gauge).
+    pub const UINTR_TABLES_USED: usize = 11;
+    /// User-interrupt instructions and CSR accesses emulated by the kernel (no UINTC).
+    pub const UINTR_EMULATED: usize = 12;
+    /// User interrupts the kernel raised itself (Signal or an IRQ on a U-notification).
+    pub const UINTR_KERNEL_SENDS: usize = 13;
+    /// Threads woken from a blocking Wait on a U-notification.
+    pub const UINTR_WAIT_WAKEUPS: usize = 14;
+    pub const COUNT: usize = 15;
 }
 
 /// seL4_MessageInfo: label << 12 | capsUnwrapped << 9 | extraCaps << 7 | length.
@@ -225,6 +242,42 @@ pub mod label {
     pub const RISCV_ASID_CONTROL_MAKE_POOL: usize = 36;
     pub const RISCV_ASID_POOL_ASSIGN: usize = 37;
     pub const RISCV_IRQ_ISSUE_IRQ_HANDLER_TRIGGER: usize = 38;
+    /// Ours (U-notification, see [`super::uintr`]): on a Notification cap with Read right,
+    /// bound to a TCB: give that thread a UINTC receiver slot for this notification. Returns
+    /// the slot index in MR0 (the same one if already registered).
+    pub const NOTIFICATION_REGISTER_RECEIVER: usize = 39;
+    /// Ours: on a badged or unbadged Notification cap with Write right (badge < 64: it is the
+    /// vector) and extra cap 0 = a TCB: put an entry for this notification in that thread's
+    /// sender table. Returns the entry index (the `uipi.send` operand) in MR0. The entry
+    /// belongs to the invoked cap: deleting or revoking it frees the entry.
+    pub const NOTIFICATION_REGISTER_SENDER: usize = 40;
+    /// Ours: on an IRQHandler cap, extra cap 0 = a Notification with a registered receiver:
+    /// deliver this interrupt to that receiver as a user-level interrupt. Where the PLIC has a
+    /// U-mode context for the receiver's hart (our SoC) the device raises UEIP directly
+    /// (ucause = external, the driver claims and completes through its context page, which
+    /// the kernel maps nowhere: see the kernel README); elsewhere the kernel forwards it as
+    /// vector `badge` of the notification (ucause = software). Ack as for any handler.
+    pub const IRQ_SET_UINTR: usize = 41;
+}
+
+/// User interrupts (uintr-spec.md): how the kernel provides them and the U-notification rules.
+pub mod uintr {
+    /// `BootInfo::uintr_mode`: no user interrupts at all.
+    pub const MODE_NONE: usize = 0;
+    /// No UINTC: the kernel traps and emulates the CSRs, `uipi.*` and `uret` (same behaviour,
+    /// slower, every operation is a kernel entry).
+    pub const MODE_EMULATED: usize = 1;
+    /// A UINTC and the N-extension CSRs in hardware.
+    pub const MODE_HARDWARE: usize = 2;
+    /// A U-notification's badge is a vector number: bit `badge` of the receiver's pending
+    /// word. A seL4 Signal on a U-notification cap (and an IRQ bound to it) sets the same bit.
+    pub const MAX_VECTOR: usize = 63;
+    /// Entries in a thread's sender table (one 4 KiB page).
+    pub const SENDER_ENTRIES: usize = 512;
+    /// ucause codes of user interrupts.
+    pub const CAUSE_SOFTWARE: usize = 0;
+    pub const CAUSE_EXTERNAL: usize = 8;
+    pub const CAUSE_INTERRUPT: usize = 1 << 63;
 }
 
 /// Initial caps in the root task's CNode (seL4's slot numbers; unused ones stay empty).
@@ -327,6 +380,10 @@ pub mod bootinfo {
         pub timebase_hz: usize,
         /// Hart ids, in order of TCB_SetAffinity's argument (affinity = index here).
         pub hart_ids: [usize; 8],
+        /// How user interrupts are provided: `uintr::MODE_*`.
+        pub uintr_mode: usize,
+        /// Receiver slots the UINTC (or the emulation) has.
+        pub uintr_slots: usize,
         pub untyped_list: [UntypedDesc; MAX_UNTYPEDS],
     }
     const _: () = assert!(core::mem::size_of::<BootInfo>() <= 4096);

@@ -28,6 +28,12 @@ pub fn handle(me: &mut Tcb, n: isize) -> bool {
         }
         nr::DEBUG_STAT => me.ctx.regs[A0] = stats::read(a0).map_or(usize::MAX, |v| v as usize),
         nr::DEBUG_DUMP_SCHEDULER => sched::dump(),
+        nr::DEBUG_THREAD_ENTRIES => {
+            me.ctx.regs[A0] = match tcb::lookup_cap_of(me, a0) {
+                Some((caps::Cap::Tcb { obj }, _)) => crate::object::at::<tcb::Tcb>(obj).entries as usize,
+                _ => usize::MAX,
+            };
+        }
         nr::DEBUG_CAP_IDENTIFY => {
             me.ctx.regs[A0] = tcb::lookup_cap_of(me, a0).map_or(0, |(c, _)| identify(&c));
         }

@@ -50,6 +50,9 @@ pub fn exception(me: &mut Tcb, scause: usize, stval: usize) {
         unsafe { core::arch::asm!("sfence.vma") };
         return;
     }
+    if scause == EXC_ILLEGAL && crate::uintr::emulate_illegal(me, stval) {
+        return;
+    }
     let f = match scause {
         12 | 13 | 15 | 1 | 5 | 7 => Fault::Vm { addr: stval, cause: scause, fetch: matches!(scause, 12 | 1) },
         EXC_ILLEGAL | _ => Fault::UserException { cause: scause, tval: stval },

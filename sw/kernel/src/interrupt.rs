@@ -7,6 +7,9 @@ const IRQ_S_EXTERNAL: usize = 9;
 const SIP_SSIP: usize = 1 << 1;
 const SIP_STIP: usize = 1 << 5;
 const SIP_SEIP: usize = 1 << 9;
+/// A user software interrupt the kernel takes: a waiter parked in U-notification Wait.
+const IRQ_U_SOFT: usize = 0;
+const SIP_USIP: usize = 1 << IRQ_U_SOFT;
 
 /// One interrupt, by cause code (kernel lock held).
 pub fn handle(code: usize, cpu: &PerCpu) {
@@ -17,6 +20,7 @@ pub fn handle(code: usize, cpu: &PerCpu) {
         }
         IRQ_S_SOFT => arch::ipi::on_interrupt(cpu),
         IRQ_S_EXTERNAL => crate::object::irq::handle_external(),
+        IRQ_U_SOFT => crate::uintr::poll_parked(),
         _ => crate::kprintln!("[kernel] hart {}: spurious interrupt {code}", cpu.hart),
     }
 }
@@ -32,6 +36,9 @@ pub fn poll(cpu: &PerCpu) {
     }
     if sip & SIP_SEIP != 0 {
         crate::object::irq::handle_external();
+    }
+    if sip & SIP_USIP != 0 {
+        crate::uintr::poll_parked();
     }
 }
 

@@ -44,6 +44,8 @@ mod smp;
 mod stats;
 #[cfg(target_arch = "riscv64")]
 mod syscall;
+#[cfg(target_arch = "riscv64")]
+mod uintr;
 
 #[cfg(target_arch = "riscv64")]
 #[panic_handler]

@@ -229,6 +229,7 @@ pub fn create(m: &devtree::Machine) -> Result<bool, LoadError> {
     bi.user_image_paging = SlotRegion { start: paging_start, end: paging_end };
     bi.init_cnode_size_bits = cnode_bits as usize;
     bi.timebase_hz = m.timebase_hz as usize;
+    (bi.uintr_mode, bi.uintr_slots) = crate::uintr::abi_mode();
     let ut_start = root.next;
     let mut n = 0;
     let mut total = 0usize;

@@ -170,6 +170,7 @@ pub fn stall(t: &mut Tcb) {
         return;
     }
     kick(h);
+    crate::uintr::release(t);
     hs(h).current = null_mut();
     t.current_on = None;
     if t.state == State::Running {
@@ -183,7 +184,7 @@ pub fn stall(t: &mut Tcb) {
 }
 
 /// Wait until hart `h` is out of user mode.
-fn kick(h: usize) {
+pub fn kick(h: usize) {
     let cpu = percpu::of(h);
     if !cpu.in_user.load(Ordering::Acquire) {
         return;
@@ -343,6 +344,7 @@ fn run(t: &mut Tcb) -> ! {
         cpu.tlb_seen.store(gen, Ordering::Relaxed);
     }
     cpu.active_asid.store(asid, Ordering::Relaxed);
+    crate::uintr::switch_to(t);
     cpu.in_user.store(true, Ordering::Release);
     lock::release();
     arch::trap::enter_user(&mut t.ctx)
@@ -362,6 +364,7 @@ pub fn idle_loop() -> ! {
             // SAFETY: chosen threads are live.
             run(unsafe { &mut *next })
         }
+        crate::uintr::on_idle();
         lock::release();
         arch::cpu::wait_for_interrupt();
         cpu.idle_wakeups.fetch_add(1, Ordering::Relaxed);

@@ -12,6 +12,7 @@ pub fn come_online() {
     ipi::enable();
     // User code may read cycle, time and instret itself (benchmarks; the firmware allows S).
     crate::arch::csr::csrw!("scounteren", 0b111);
+    crate::uintr::init_hart();
     cpu.online.store(true, Ordering::Release);
     cpu::interrupts_on();
     kprintln!(

@@ -16,17 +16,20 @@ const EXC_ECALL_U: usize = 8;
 
 pub extern "C" fn user_trap(ctx: &mut UserContext) -> ! {
     let cpu = percpu::this();
+    crate::uintr::save_on_trap(ctx as *mut UserContext as *mut Tcb);
     cpu.in_user.store(false, Ordering::Release);
     let scause = csrr!("scause");
     let stval = csrr!("stval");
     lock::acquire();
     stats::count(stat::KERNEL_ENTRIES);
     let me_ptr = ctx as *mut UserContext as *mut Tcb;
+    crate::uintr::on_kernel_entry();
     if scause & INTERRUPT != 0 {
         crate::interrupt::handle(scause & !INTERRUPT, cpu);
     } else if sched::current() == me_ptr {
         // SAFETY: the current thread's TCB is live; the lock is held.
         let me = unsafe { &mut *me_ptr };
+        me.entries += 1;
         if scause == EXC_ECALL_U {
             me.restart_pc = me.ctx.sepc;
             me.ctx.sepc += 4;
@@ -87,7 +90,12 @@ fn send(me: &mut Tcb, blocking: bool, call: bool) {
             stats::count(stat::SLOWPATH_IPC);
             endpoint::send(me, obj, SendArgs { badge, can_grant: rights.grant, can_grant_reply: rights.grant_reply, is_call: call, blocking });
         }
-        Cap::Notification { obj, badge, rights } if rights.write => {
+        Cap::Notification { .. } if call && notification::is_invocation(MessageInfo::from_word(me.ctx.regs[A1]).label) => {
+            let info = MessageInfo::from_word(me.ctx.regs[A1]);
+            let r = Msg::decode(me, info).and_then(|m| notification::invoke(me, cap, slot, &m));
+            ipc::reply_to_invocation(me, r);
+        }
+        Cap::Notification { obj, badge, rights, .. } if rights.write => {
             notification::signal(obj, badge);
             if call {
                 ipc::reply_to_invocation(me, Ok(0));

@@ -13,6 +13,7 @@ pub mod notification;
 pub mod rt;
 pub mod syscall;
 pub mod tcb;
+pub mod uintr;
 pub mod untyped;
 pub mod vspace;
 

@@ -142,3 +142,12 @@ pub fn debug_halt(status: usize) -> ! {
     #[allow(clippy::empty_loop)]
     loop {}
 }
+
+/// How many times the thread `tcb` entered the kernel by itself (system calls, faults, trapped
+/// instructions), or None if `tcb` is not a TCB cap.
+pub fn debug_thread_entries(tcb: usize) -> Option<usize> {
+    match raw(nr::DEBUG_THREAD_ENTRIES, [tcb, 0, 0, 0, 0, 0]) {
+        usize::MAX => None,
+        n => Some(n),
+    }
+}

@@ -49,6 +49,19 @@ pub fn try_read_u8(addr: usize) -> Option<u8> {
     (ok != 0).then_some(v as u8)
 }
 
+/// A byte of the current user address space (the one in satp), with sstatus.SUM set for the
+/// access; None if it is not mapped readable.
+pub fn try_read_user_u8(va: usize) -> Option<u8> {
+    if va >= abi::layout::USER_TOP {
+        return None;
+    }
+    const SUM: usize = 1 << 18;
+    crate::arch::csr::csrs!("sstatus", SUM);
+    let v = try_read_u8(va);
+    crate::arch::csr::csrc!("sstatus", SUM);
+    v
+}
+
 /// `stimecmp` is usable only if the firmware set menvcfg.STCE; otherwise the access traps.
 pub fn csr_readable_stimecmp() -> bool {
     let ok: usize;

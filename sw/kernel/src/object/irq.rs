@@ -139,7 +139,7 @@ pub fn invoke_handler(me: &mut Tcb, cap: Cap, m: &Msg) -> InvResult {
         }
         label::IRQ_SET_IRQ_HANDLER => {
             m.need(0, 1)?;
-            let Cap::Notification { obj, badge, rights } = m.caps[0].0 else { return Err(Error::InvalidCapability(1)) };
+            let Cap::Notification { obj, badge, rights, .. } = m.caps[0].0 else { return Err(Error::InvalidCapability(1)) };
             if !rights.write {
                 return Err(Error::InvalidCapability(1));
             }

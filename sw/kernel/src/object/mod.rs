@@ -66,7 +66,7 @@ pub fn finalise(cap: Cap) {
             Cap::CNode { base, radix, .. } => {
                 for i in 0..(1u64 << radix) {
                     if let Some((f, last)) = caps::cdt::delete_any(&mut KSlots, KSlots.cnode_slot(base, i)) {
-                        unmap_if_mapped(f);
+                        release_held(f);
                         if last {
                             push(f);
                         }
@@ -106,19 +106,21 @@ pub fn finalise(cap: Cap) {
     }
 }
 
-/// Clean-up every deleted cap needs, final or not: a mapped frame cap is unmapped (each frame
-/// cap maps at most one place).
+/// Clean-up every deleted cap needs, final or not.
 fn on_deleted(cap: Cap, last: bool) {
-    unmap_if_mapped(cap);
+    release_held(cap);
     if last {
         finalise(cap);
     }
 }
 
-fn unmap_if_mapped(cap: Cap) {
+/// What a cap holds besides its object: a mapping (each frame cap maps at most one place), a
+/// sender-table entry (a registered U-notification sender cap).
+fn release_held(cap: Cap) {
     if let Cap::Frame { base, size_bits, mapped: Some((asid, va)), .. } = cap {
         vspace::unmap_frame_at(asid, va, base, size_bits);
     }
+    crate::uintr::cap_deleted(&cap);
 }
 
 /// Delete the cap in `slot`, destroying its object if it was the last one.

@@ -5,7 +5,7 @@ use super::at;
 use super::endpoint::{enqueue, unlink};
 use super::tcb::{self, State, Tcb};
 use crate::{ipc, sched};
-use caps::Error;
+use caps::{Error, Slots as _};
 use core::ptr::null_mut;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -22,6 +22,8 @@ pub struct Notification {
     pub tail: *mut Tcb,
     pub word: u64,
     pub bound: *mut Tcb,
+    /// UINTC receiver slot + 1 of the bound thread (0: not a U-notification). See crate::uintr.
+    pub uslot: u16,
 }
 
 const _: () = assert!(core::mem::size_of::<Notification>() <= 1 << abi::object::NOTIFICATION_BITS);
@@ -33,6 +35,7 @@ pub fn create(pa: u64) {
         tail: null_mut(),
         word: 0,
         bound: null_mut(),
+        uslot: 0,
     });
 }
 
@@ -44,6 +47,9 @@ fn deliver(t: &mut Tcb, badge: u64) {
 /// seL4 sendSignal.
 pub fn signal(pa: u64, badge: u64) {
     let n = at::<Notification>(pa);
+    if n.uslot != 0 {
+        return crate::uintr::kernel_signal(n, badge);
+    }
     match n.state {
         NtfnState::Idle => {
             // SAFETY: a bound TCB is live (unbound before it is destroyed).
@@ -74,6 +80,9 @@ pub fn signal(pa: u64, badge: u64) {
 /// seL4 receiveSignal: Wait (blocking) or Poll.
 pub fn wait(me: &mut Tcb, pa: u64, blocking: bool) {
     let n = at::<Notification>(pa);
+    if n.uslot != 0 {
+        return crate::uintr::wait(me, n, pa, blocking);
+    }
     match n.state {
         NtfnState::Active => {
             me.ctx.regs[ipc::A0] = n.word as usize;
@@ -107,6 +116,7 @@ pub fn take_bound_signal(me: &mut Tcb) -> bool {
 }
 
 pub fn remove_waiter(t: &mut Tcb) {
+    crate::uintr::unpark(t);
     let n = at::<Notification>(t.blocked_on);
     unlink(&mut n.head, &mut n.tail, t);
     if n.head.is_null() && n.state == NtfnState::Waiting {
@@ -125,6 +135,7 @@ pub fn bind(n: &mut Notification, t: &mut Tcb) -> Result<(), Error> {
 }
 
 pub fn unbind(n: &mut Notification) {
+    crate::uintr::free_receiver(n);
     // SAFETY: a bound TCB is live.
     if let Some(t) = unsafe { n.bound.as_mut() } {
         t.bound_ntfn = 0;
@@ -152,4 +163,41 @@ pub fn destroy(pa: u64) {
 pub fn can_wait(pa: u64, me: &Tcb) -> bool {
     let n = at::<Notification>(pa);
     n.bound.is_null() || core::ptr::eq(n.bound, me)
+}
+
+/// The labels a Call on a Notification cap treats as invocations (ours: U-notifications);
+/// any other Call signals, as in seL4.
+pub fn is_invocation(label: usize) -> bool {
+    matches!(label, abi::label::NOTIFICATION_REGISTER_RECEIVER | abi::label::NOTIFICATION_REGISTER_SENDER)
+}
+
+/// NotificationRegisterReceiver / NotificationRegisterSender (see abi::label and crate::uintr).
+pub fn invoke(me: &mut Tcb, cap: caps::Cap, slot: caps::SlotRef, m: &ipc::Msg) -> super::InvResult {
+    let caps::Cap::Notification { obj, badge, rights, uintr } = cap else { return Err(Error::InvalidCapability(0)) };
+    let index = match m.label {
+        abi::label::NOTIFICATION_REGISTER_RECEIVER => {
+            if !rights.read {
+                return Err(Error::InvalidCapability(0));
+            }
+            crate::uintr::register_receiver(obj)?
+        }
+        _ => {
+            m.need(0, 1)?;
+            let caps::Cap::Tcb { obj: t } = m.caps[0].0 else { return Err(Error::InvalidCapability(1)) };
+            if !rights.write {
+                return Err(Error::InvalidCapability(0));
+            }
+            if uintr != 0 {
+                // One entry per cap: mint another copy for another entry.
+                return Err(Error::IllegalOperation);
+            }
+            let (handle, index) = crate::uintr::register_sender(obj, badge, at(t))?;
+            let mut s = super::KSlots.get(slot);
+            s.cap = caps::Cap::Notification { obj, badge, rights, uintr: handle };
+            super::KSlots.set(slot, s);
+            index
+        }
+    };
+    ipc::set_mr(me, 0, index);
+    Ok(1)
 }

@@ -78,6 +78,10 @@ pub struct Tcb {
     pub dbg_prev: *mut Tcb,
     /// The root task's first thread: with no fault handler, its fault ends the run.
     pub is_root: bool,
+    /// User-interrupt state (crate::uintr).
+    pub uintr: crate::uintr::ThreadState,
+    /// Kernel entries the thread made itself (system calls, faults, emulated instructions).
+    pub entries: u64,
 }
 
 const _: () = assert!(core::mem::size_of::<Tcb>() <= 1 << abi::object::TCB_BITS);
@@ -131,6 +135,8 @@ pub fn create(pa: u64, hart: usize) {
         dbg_next: core::ptr::null_mut(),
         dbg_prev: core::ptr::null_mut(),
         is_root: false,
+        uintr: Default::default(),
+        entries: 0,
     });
     let t = at::<Tcb>(pa);
     // SAFETY: ALL is only touched under the kernel lock.
@@ -198,6 +204,7 @@ pub fn destroy(pa: u64, finals: &mut dyn FnMut(Cap)) {
     if t.bound_ntfn != 0 {
         super::notification::unbind(at(t.bound_ntfn));
     }
+    crate::uintr::tcb_destroyed(t);
     for i in 0..SLOTS {
         if let Some(f) = caps::cdt::delete(&mut KSlots, t.slot(i)) {
             finals(f);

@@ -87,7 +87,7 @@ fn make_object(ty: usize, pa: u64, size_bits: u8, obj_bits: u8, device: bool) ->
         }
         object::NOTIFICATION => {
             super::notification::create(pa);
-            Cap::Notification { obj: pa, badge: 0, rights: Rights::ALL }
+            Cap::Notification { obj: pa, badge: 0, rights: Rights::ALL, uintr: 0 }
         }
         object::CNODE => {
             for i in 0..(1u64 << size_bits) {

@@ -36,7 +36,9 @@ pub enum Cap {
     Untyped { base: u64, size_bits: u8, free_index: u64, device: bool },
     CNode { base: u64, radix: u8, guard: u64, guard_bits: u8 },
     Endpoint { obj: u64, badge: u64, rights: Rights },
-    Notification { obj: u64, badge: u64, rights: Rights },
+    /// `uintr`: the sender-table entry registered through this very cap (0: none), freed
+    /// with it; an opaque kernel handle that copies do not inherit.
+    Notification { obj: u64, badge: u64, rights: Rights, uintr: u64 },
     Tcb { obj: u64 },
     /// `mapped`: (ASID, virtual address) while the frame is mapped.
     Frame { base: u64, size_bits: u8, rights: Rights, mapped: Option<(u16, u64)> },
@@ -99,7 +101,7 @@ impl Cap {
     pub fn mask_rights(self, mask: Rights) -> Cap {
         match self {
             Cap::Endpoint { obj, badge, rights } => Cap::Endpoint { obj, badge, rights: rights.intersect(mask) },
-            Cap::Notification { obj, badge, rights } => Cap::Notification { obj, badge, rights: rights.intersect(mask) },
+            Cap::Notification { obj, badge, rights, uintr } => Cap::Notification { obj, badge, rights: rights.intersect(mask), uintr },
             Cap::Frame { base, size_bits, rights, mapped } => Cap::Frame { base, size_bits, rights: rights.intersect(mask), mapped },
             c => c,
         }
@@ -110,7 +112,8 @@ impl Cap {
     pub fn update_data(self, data: u64) -> Option<Cap> {
         match self {
             Cap::Endpoint { obj, badge: 0, rights } => Some(Cap::Endpoint { obj, badge: data, rights }),
-            Cap::Notification { obj, badge: 0, rights } => Some(Cap::Notification { obj, badge: data, rights }),
+            // A registered sender cap keeps its vector (= badge): it cannot be re-badged.
+            Cap::Notification { obj, badge: 0, rights, uintr: 0 } => Some(Cap::Notification { obj, badge: data, rights, uintr: 0 }),
             Cap::Endpoint { .. } | Cap::Notification { .. } => None,
             Cap::CNode { base, radix, .. } => {
                 // seL4 layout of the data word: guard size in bits 5:0, guard value above.
@@ -134,6 +137,7 @@ impl Cap {
             Cap::IrqControl | Cap::AsidControl | Cap::Reply { .. } => Err(crate::Error::IllegalOperation),
             Cap::Frame { base, size_bits, rights, .. } => Ok(Cap::Frame { base, size_bits, rights, mapped: None }),
             Cap::PageTable { mapped: None, .. } => Err(crate::Error::IllegalOperation),
+            Cap::Notification { obj, badge, rights, .. } => Ok(Cap::Notification { obj, badge, rights, uintr: 0 }),
             c => Ok(c),
         }
     }

@@ -94,7 +94,7 @@ fn mint_badges_and_revoke_removes_only_descendants() {
 #[test]
 fn revoking_untyped_reclaims_every_object_inside() {
     let mut s = with_original_endpoint();
-    let nt = Cap::Notification { obj: 0x8000_0040, badge: 0, rights: Rights::ALL };
+    let nt = Cap::Notification { obj: 0x8000_0040, badge: 0, rights: Rights::ALL, uintr: 0 };
     cdt::insert_new_object(&mut s, slot(0), slot(5), nt).unwrap();
     cdt::insert(&mut s, slot(5), slot(6), nt.derive().unwrap()).unwrap();
     assert!(cdt::has_children(&s, slot(0)));
@@ -147,4 +147,13 @@ fn derive_and_rights() {
     assert_eq!(cn.update_data((3 << 6) | 4), Some(Cap::CNode { base: 0, radix: 8, guard: 3, guard_bits: 4 }));
     assert_eq!(cn.update_data((32 << 6) | 4), None, "guard wider than its size");
     assert!(core::mem::size_of::<Slot>() as u64 <= SLOT_BYTES);
+}
+
+#[test]
+fn registered_sender_notification_caps_are_not_inherited_or_rebadged() {
+    let reg = Cap::Notification { obj: 0x8000_0040, badge: 0, rights: Rights::ALL, uintr: 0x1_0001_0002 };
+    assert_eq!(reg.derive().unwrap(), Cap::Notification { obj: 0x8000_0040, badge: 0, rights: Rights::ALL, uintr: 0 });
+    assert_eq!(reg.update_data(5), None, "a registered sender's vector is its badge");
+    assert_eq!(reg.mask_rights(Rights::NONE).badge(), 0);
+    assert!(matches!(reg.mask_rights(Rights::NONE), Cap::Notification { uintr: 0x1_0001_0002, .. }), "moving keeps it");
 }
