@@ -251,12 +251,12 @@ pub mod label {
     /// sender table. Returns the entry index (the `uipi.send` operand) in MR0. The entry
     /// belongs to the invoked cap: deleting or revoking it frees the entry.
     pub const NOTIFICATION_REGISTER_SENDER: usize = 40;
-    /// Ours: on an IRQHandler cap, extra cap 0 = a Notification with a registered receiver:
-    /// deliver this interrupt to that receiver as a user-level interrupt. Where the PLIC has a
-    /// U-mode context for the receiver's hart (our SoC) the device raises UEIP directly
-    /// (ucause = external, the driver claims and completes through its context page, which
-    /// the kernel maps nowhere: see the kernel README); elsewhere the kernel forwards it as
-    /// vector `badge` of the notification (ucause = software). Ack as for any handler.
+    /// Ours: on an IRQHandler cap, extra cap 0 = a Notification with a registered receiver
+    /// (IllegalOperation otherwise): the interrupt reaches that receiver as a user interrupt,
+    /// vector = the cap's badge, with no kernel entry on the receiving side; Ack as for any
+    /// handler. Today the kernel forwards it (claim, then `kernel as sender`); routing it to the
+    /// PLIC's U-mode context (UEIP, no kernel entry at all) is the planned hardware path.
+    /// Works on every machine, emulated or not.
     pub const IRQ_SET_UINTR: usize = 41;
 }
 

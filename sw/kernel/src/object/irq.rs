@@ -1,7 +1,7 @@
 //! IRQControl and IRQHandler: device interrupts from the PLIC, delivered as signals on a
 //! notification. All device interrupts go to the boot hart's S-mode context; a delivered IRQ
 //! stays masked until its handler is acknowledged (seL4's IRQHandler_Ack).
-use super::{cap_at, tcb::Tcb, InvResult, KSlots};
+use super::{at, cap_at, tcb::Tcb, InvResult, KSlots};
 use crate::ipc::Msg;
 use crate::mm::phys_to_virt;
 use abi::label;
@@ -137,11 +137,16 @@ pub fn invoke_handler(me: &mut Tcb, cap: Cap, m: &Msg) -> InvResult {
             set_enabled(irq, true);
             Ok(0)
         }
-        label::IRQ_SET_IRQ_HANDLER => {
+        label::IRQ_SET_IRQ_HANDLER | label::IRQ_SET_UINTR => {
             m.need(0, 1)?;
             let Cap::Notification { obj, badge, rights, .. } = m.caps[0].0 else { return Err(Error::InvalidCapability(1)) };
             if !rights.write {
                 return Err(Error::InvalidCapability(1));
+            }
+            // SetUIntr: the notification must have a receiver; the interrupt then reaches it as
+            // a user interrupt (vector = badge) through the kernel's signal, see crate::uintr.
+            if m.label == label::IRQ_SET_UINTR && at::<super::notification::Notification>(obj).uslot == 0 {
+                return Err(Error::IllegalOperation);
             }
             st.ntfn = obj;
             st.badge = badge;
