@@ -5,7 +5,9 @@
 #   make run        build the image and boot it under QEMU virt, 4 harts, our firmware
 #   make test       every test: host units, QEMU boots, FPGA flow checks, UINTC units,
 #                   bare-metal RTL tests of the cores, the image's boot on the 4-core RTL
-#   make sw         firmware, kernel and the bootable image only
+#   make sw         firmware, kernel and the bootable images only
+#   make sim-uintr  the user-interrupt tests and benchmarks on the 4-hart RTL (the suite's
+#                   rtl-subset build; prints the latencies next to the kernel-forwarded baseline)
 #   make constants  the shared constants in every language (build/gen/)
 #   make verilog    the SoC's Verilog, DTS/DTB and constants (CONFIG=UintrQuadConfig|UintrSingleConfig)
 #   make sim        boot the image on the cycle-accurate Verilator model of the SoC
@@ -36,6 +38,9 @@ MODULES_BIN := $(BUILD)/sw/modules.bin
 # The same firmware and kernel with the kernel test suite (sw/apps/kernel-tests) as root task.
 KTEST_IMAGE := $(BUILD)/sw/image-ktest.bin
 KTEST_MODULES := $(BUILD)/sw/modules-ktest.bin
+# Its `rtl-subset` build (boot basics, every user-interrupt test, the benchmarks): short enough
+# for the cycle-accurate simulation.
+UINTR_IMAGE := $(BUILD)/sw/image-uintr.bin
 
 SMP ?= 4
 export SMP
@@ -52,7 +57,7 @@ FST ?=
 SIM_MAKE = $(MAKE) --no-print-directory -C hw/sim BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
 SIM_OPTS = CONFIG=$(SIM_CONFIG) CHECKED=$(CHECKED) TRACE=$(if $(FST),1,)
 
-.PHONY: all deps sw run test test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build bitstream flash clean help
+.PHONY: all deps sw run test test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
 
 all: sw
 
@@ -83,12 +88,17 @@ sw: | $(DEPS_DONE)
 	cp $(SW_OUT)/kernel $(BUILD)/sw/kernel.elf
 	cp $(SW_OUT)/roottask $(BUILD)/sw/roottask.elf
 	cp $(SW_OUT)/kernel-tests $(BUILD)/sw/kernel-tests.elf
+	$(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p kernel-tests --features rtl-subset
+	cp $(SW_OUT)/kernel-tests $(BUILD)/sw/kernel-tests-rtl.elf
+	cp $(BUILD)/sw/kernel-tests.elf $(SW_OUT)/kernel-tests
 	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
 	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/roottask.elf -o $(IMAGE) \
 	  --part-out modules=$(MODULES_BIN)
 	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
 	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests.elf -o $(KTEST_IMAGE) \
 	  --part-out modules=$(KTEST_MODULES)
+	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
+	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests-rtl.elf -o $(UINTR_IMAGE)
 	python3 scripts/mkimage.py --flat $(BUILD)/sw/kernel.elf -o $(KERNEL_BIN)
 
 # The main job today: the kernel with its test suite as the root task, on 4 harts.
@@ -133,8 +143,12 @@ test-rtl: | $(DEPS_DONE)
 # The real image on the 4-hart RTL (fast build), checked like the QEMU boots.
 test-sim: sw
 	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
-	python3 scripts/boot_test.py --image $(IMAGE) --harts 4 \
+	python3 scripts/boot_test.py --image $(IMAGE) --suite-image $(UINTR_IMAGE) --harts 4 \
 	  --sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=)
+
+sim-uintr: sw
+	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
+	$$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(UINTR_IMAGE) +max-cycles=$(MAX_CYCLES)
 
 # The flow is checked against its port model and the board config's real Verilog.
 test-fpga: | $(DEPS_DONE)

@@ -114,18 +114,29 @@ SIM_MAX_CYCLES = 20_000_000
 SIM_TIMEOUT_S = 1800
 
 
-def sim_cases(image, sim, harts):
-    def check(out):
-        problems = expect_our_firmware(expect_root_task(expect_healthy_boot(harts)))(out)
-        if "[sim] exit after" not in out:
-            problems.append("the simulation did not end through the exit device")
-        return problems
-    return [(f"rtl-{harts}-harts", {}, image, [], 0, check)]
+# The suite's rtl-subset (user interrupts on the real UINTC) takes longer than the boot.
+SIM_SUITE_MAX_CYCLES = 150_000_000
+
+
+def sim_cases(image, sim, harts, suite_image=None):
+    def exited(inner):
+        def check(out):
+            problems = inner(out)
+            if "[sim] exit after" not in out:
+                problems.append("the simulation did not end through the exit device")
+            return problems
+        return check
+    todo = [(f"rtl-{harts}-harts", {}, image, [], 0, exited(expect_our_firmware(expect_root_task(expect_healthy_boot(harts)))))]
+    if suite_image:
+        todo.append((f"rtl-{harts}-harts-uintr-suite", {}, suite_image, [f"+max-cycles={SIM_SUITE_MAX_CYCLES}"], 0,
+                     exited(expect_our_firmware(expect_suite(expect_healthy_boot(harts))))))
+    return todo
 
 
 def run_case(name, env, image, extra, want_status, check, sim=None):
     if sim:
-        cmd, timeout = [sim, f"+image={image}", f"+max-cycles={SIM_MAX_CYCLES}"] + extra, SIM_TIMEOUT_S
+        limit = [] if any(a.startswith("+max-cycles=") for a in extra) else [f"+max-cycles={SIM_MAX_CYCLES}"]
+        cmd, timeout = [sim, f"+image={image}"] + limit + extra, SIM_TIMEOUT_S
     else:
         cmd, timeout = [os.path.join(HERE, "qemu.sh"), image] + extra, TIMEOUT_S
     start = time.monotonic()
@@ -142,7 +153,8 @@ def run_case(name, env, image, extra, want_status, check, sim=None):
     print(f"boot-test {name:<28} {elapsed:5.1f}s  {verdict}", flush=True)
     if sim and not problems:
         # The harness's own summary: cycles and simulation speed, for the record.
-        print("  " + "\n  ".join(l for l in out.splitlines() if l.startswith(("[sim] exit", "[sim] hart", "[kernel] boot complete"))), flush=True)
+        print("  " + "\n  ".join(l for l in out.splitlines()
+                                 if l.startswith(("[sim] exit", "[sim] hart", "[kernel] boot complete", "[ktest] bench", "[ktest] uintr"))), flush=True)
     if problems:
         print("---- console ----\n" + out + "\n-----------------", flush=True)
     return not problems
@@ -160,7 +172,7 @@ def main():
     ap.add_argument("--only")
     args = ap.parse_args()
     if args.sim:
-        todo = [c + (args.sim,) for c in sim_cases(args.image, args.sim, args.harts)]
+        todo = [c + (args.sim,) for c in sim_cases(args.image, args.sim, args.harts, args.suite_image)]
     else:
         if not args.kernel or not args.modules:
             ap.error("--kernel and --modules are required for the QEMU cases")

@@ -26,6 +26,8 @@ mod t_irq;
 #[cfg(target_arch = "riscv64")]
 mod t_tcb;
 #[cfg(target_arch = "riscv64")]
+mod t_uintr;
+#[cfg(target_arch = "riscv64")]
 mod t_untyped;
 #[cfg(target_arch = "riscv64")]
 mod t_vm;
@@ -102,14 +104,33 @@ mod rt {
         ("fault_cap_fault", crate::t_fault::cap_fault),
         ("fault_no_handler_stops_thread", crate::t_fault::no_handler),
         ("irq_control_and_handler", crate::t_irq::control_and_handler),
+        ("uintr_bootinfo", crate::t_uintr::bootinfo),
+        ("uintr_csr_state_per_thread", crate::t_uintr::csr_state_per_thread),
+        ("uintr_cross_core_signal_zero_entries", crate::t_uintr::cross_core_signal_zero_entries),
+        ("uintr_delivery_after_deschedule", crate::t_uintr::delivery_after_deschedule),
+        ("uintr_many_senders_distinct_vectors", crate::t_uintr::many_senders_distinct_vectors),
+        ("uintr_poll_and_wait", crate::t_uintr::poll_and_wait),
+        ("uintr_sender_rights", crate::t_uintr::sender_rights),
+        ("uintr_create_destroy_10000", crate::t_uintr::create_destroy),
+        ("uintr_two_receivers_one_hart", crate::t_uintr::two_receivers_one_hart),
         ("revoke_reclaims_memory", crate::t_untyped::revoke_reclaims),
         ("fastpath_call_replyrecv", crate::t_bench::fastpath),
         ("bench_round_trip", crate::t_bench::round_trip),
+        ("uintr_bench", crate::t_uintr::bench),
     ];
+
+    /// The `rtl-subset` feature builds an image for the slow RTL simulation: the basic boot
+    /// tests, the user-interrupt tests and the cross-hart benchmarks only.
+    fn selected(name: &str) -> bool {
+        !cfg!(feature = "rtl-subset")
+            || name.starts_with("uintr_")
+            || matches!(name, "bootinfo" | "debug_output" | "bench_round_trip")
+    }
 
     extern "C" fn main(bootinfo: usize) -> ! {
         userlib::ipc::set_ipc_buffer(abi::layout::ROOT_IPC_BUFFER);
-        println!("[ktest] kernel test suite: {} tests", TESTS.len());
+        let tests = || TESTS.iter().filter(|(name, _)| selected(name));
+        println!("[ktest] kernel test suite: {} tests", tests().count());
         // SAFETY: the kernel passes the boot-info page in a0; it stays mapped.
         let bi = unsafe { userlib::bootinfo::from_addr(bootinfo) };
         let mut env = Env::new(bi);
@@ -118,7 +139,7 @@ mod rt {
             Err(f) => println!("[ktest] cannot create the park notification: {}", f.as_str()),
         }
         let (mut passed, mut failed) = (0, 0);
-        for (name, test) in TESTS {
+        for (name, test) in tests() {
             print!("[ktest] {} ... ", name);
             let r = test(&mut env);
             env.stop_helpers();
@@ -147,6 +168,21 @@ mod rt {
             b(2),
             b(3),
             b(1)
+        );
+        use crate::t_uintr as tu;
+        println!(
+            "[ktest] uintr bench ({} mode, {} rounds, across harts): signal->handler one way {} cycles (half a send/handler-answers round trip), send/poll ping-pong round trip {} cycles ({} kernel entries per round trip); seL4 notification (kernel-forwarded): Signal->Wait one way {} cycles (half a round trip), Signal/Wait ping-pong round trip {} cycles",
+            match b(tu::B_MODE) {
+                abi::uintr::MODE_HARDWARE => "hardware",
+                abi::uintr::MODE_EMULATED => "emulated",
+                _ => "no",
+            },
+            b(tu::B_ROUNDS),
+            b(tu::B_UINTR_ONE_WAY),
+            b(tu::B_UINTR_ROUND_TRIP),
+            b(tu::B_UINTR_RT_ENTRIES),
+            b(tu::B_NTFN_ONE_WAY),
+            b(tu::B_NTFN_ROUND_TRIP)
         );
         syscall::debug_halt(if failed == 0 { 0 } else { 1 })
     }

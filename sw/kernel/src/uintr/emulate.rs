@@ -118,7 +118,9 @@ fn write_csr(u: &mut ThreadState, number: usize, v: usize) {
     match number {
         csr::USTATUS => u.ustatus = v & (UIE | UPIE),
         csr::UIE => u.uie = (u.uie & !u.sideleg) | (v & u.sideleg & UINTR_BITS),
-        csr::UTVEC => u.utvec = v & !2,
+        // As the hardware legalises it (like mtvec): MODE bit 1 reads 0, and a vectored
+        // base is 256-byte aligned.
+        csr::UTVEC => u.utvec = if v & 1 != 0 { v & !0xfe } else { v & !2 },
         csr::USCRATCH => u.uscratch = v,
         csr::UEPC => u.uepc = v & !1,
         csr::UCAUSE => u.ucause = v,

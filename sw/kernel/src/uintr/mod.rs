@@ -83,6 +83,33 @@ struct SlotOwner {
 static mut OWNERS: [SlotOwner; platform::uintc::MAX_SLOTS] =
     [SlotOwner { ntfn: 0, tcb: null_mut() }; platform::uintc::MAX_SLOTS];
 
+/// What a hart's user-interrupt CSRs hold (hardware), so that a switch writes only what
+/// differs: CSR writes drain Rocket's pipeline, and most threads never touch these. Each hart
+/// reads and writes only its own entry, also outside the lock (`save_on_trap`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Csrs {
+    ustatus: usize,
+    utvec: usize,
+    uscratch: usize,
+    uepc: usize,
+    ucause: usize,
+    utval: usize,
+    sideleg: usize,
+    /// sie bits 0/4/8: the thread's uie under sideleg, the kernel's choice elsewhere.
+    sie: usize,
+    suist: usize,
+    suirs: usize,
+}
+
+const CSRS_RESET: Csrs =
+    Csrs { ustatus: 0, utvec: 0, uscratch: 0, uepc: 0, ucause: 0, utval: 0, sideleg: 0, sie: USIP, suist: 0, suirs: 0 };
+static mut CSRS: [Csrs; MAX_HARTS] = [CSRS_RESET; MAX_HARTS];
+
+fn csrs_of(h: usize) -> &'static mut Csrs {
+    // SAFETY: only hart `h` uses entry `h`, and not reentrantly (traps from user mode only).
+    unsafe { &mut (*(&raw mut CSRS))[h] }
+}
+
 fn harts() -> &'static mut [HartState; MAX_HARTS] {
     // SAFETY: under the kernel lock.
     unsafe { &mut *(&raw mut HARTS) }
@@ -107,11 +134,24 @@ pub fn init(m: &devtree::Machine) {
 /// Every hart: nothing delegated, no table, no slot; USIP enabled for parked waiters.
 pub fn init_hart() {
     if hardware() {
-        csrw!("0x103", 0); // sideleg
-        csrw!("0x1B0", 0); // suist
-        csrw!("0x1B1", 0); // suirs
-        csrs!("sie", USIP);
+        let c = csrs_of(this_hart());
+        *c = CSRS_RESET;
+        write_all(c);
     }
+}
+
+fn write_all(c: &Csrs) {
+    csrw!("0x103", c.sideleg);
+    csrw!("0x000", c.ustatus);
+    csrw!("0x005", c.utvec);
+    csrw!("0x040", c.uscratch);
+    csrw!("0x041", c.uepc);
+    csrw!("0x042", c.ucause);
+    csrw!("0x043", c.utval);
+    csrc!("sie", UINTR_BITS & !c.sie);
+    csrs!("sie", c.sie);
+    csrw!("0x1B0", c.suist);
+    csrw!("0x1B1", c.suirs);
 }
 
 pub fn hardware() -> bool {
@@ -151,6 +191,9 @@ pub fn save_on_trap(t: *mut Tcb) {
     u.uepc = csrr!("0x041");
     u.ucause = csrr!("0x042");
     u.utval = csrr!("0x043");
+    let c = csrs_of(percpu::this().hart);
+    (c.ustatus, c.utvec, c.uscratch, c.uepc, c.ucause, c.utval) = (u.ustatus, u.utvec, u.uscratch, u.uepc, u.ucause, u.utval);
+    c.sie = (c.sie & !c.sideleg) | u.uie;
 }
 
 /// On the way to user mode with `t` on this hart.
@@ -163,7 +206,7 @@ pub fn switch_to(t: &mut Tcb) {
             release(prev);
         }
         if hardware() {
-            load_csrs(t);
+            load_csrs(t, h);
         }
         if let Some(s) = t.uintr.slot.checked_sub(1) {
             uintc::set_low(s, h, true);
@@ -188,10 +231,8 @@ pub fn on_idle() {
     }
     hs.owner = null_mut();
     if hardware() {
-        csrw!("0x103", 0);
-        csrw!("0x1B0", 0);
-        csrw!("0x1B1", 0);
-        csrs!("sie", USIP);
+        let c = csrs_of(h);
+        apply(c, Csrs { sideleg: 0, sie: USIP, suist: 0, suirs: 0, ..*c });
         set_parked_active(h, true);
     }
 }
@@ -209,24 +250,58 @@ pub fn release(t: &mut Tcb) {
     t.uintr.loaded_on = 0;
 }
 
-fn load_csrs(t: &Tcb) {
+fn load_csrs(t: &Tcb, h: usize) {
     let u = &t.uintr;
-    csrw!("0x103", u.sideleg);
-    csrw!("0x000", u.ustatus);
-    csrw!("0x005", u.utvec);
-    csrw!("0x040", u.uscratch);
-    csrw!("0x041", u.uepc);
-    csrw!("0x042", u.ucause);
-    csrw!("0x043", u.utval);
-    // uie is mie under sideleg; the bits not delegated are the kernel's: USIP for parked
-    // waiters, nothing else.
-    let kernel = USIP & !u.sideleg;
-    csrc!("sie", UINTR_BITS & !(u.uie & u.sideleg) & !kernel);
-    csrs!("sie", (u.uie & u.sideleg) | kernel);
+    let c = csrs_of(h);
+    apply(
+        c,
+        Csrs {
+            ustatus: u.ustatus,
+            utvec: u.utvec,
+            uscratch: u.uscratch,
+            uepc: u.uepc,
+            ucause: u.ucause,
+            utval: u.utval,
+            sideleg: u.sideleg,
+            // uie is mie under sideleg; the bits not delegated are the kernel's: USIP for
+            // parked waiters, nothing else.
+            sie: (u.uie & u.sideleg) | (USIP & !u.sideleg),
+            suist: u.table.checked_sub(1).map_or(0, sender::suist),
+            suirs: u.slot.checked_sub(1).map_or(0, |s| (1 << 63) | s as usize),
+        },
+    );
     // Software-set pending bits belong to whoever set them: none carries over.
-    csrc!("sip", UINTR_BITS);
-    csrw!("0x1B0", u.table.checked_sub(1).map_or(0, sender::suist));
-    csrw!("0x1B1", u.slot.checked_sub(1).map_or(0, |s| (1 << 63) | s as usize));
+    if csrr!("sip") & UINTR_BITS != 0 {
+        csrc!("sip", UINTR_BITS);
+    }
+}
+
+/// Make the hart's CSRs hold `want`, writing only the ones that differ.
+fn apply(c: &mut Csrs, want: Csrs) {
+    macro_rules! put {
+        ($csr:literal, $f:ident) => {
+            if c.$f != want.$f {
+                csrw!($csr, want.$f);
+            }
+        };
+    }
+    if *c == want {
+        return;
+    }
+    put!("0x103", sideleg);
+    put!("0x000", ustatus);
+    put!("0x005", utvec);
+    put!("0x040", uscratch);
+    put!("0x041", uepc);
+    put!("0x042", ucause);
+    put!("0x043", utval);
+    if c.sie != want.sie {
+        csrc!("sie", UINTR_BITS & !want.sie);
+        csrs!("sie", want.sie);
+    }
+    put!("0x1B0", suist);
+    put!("0x1B1", suirs);
+    *c = want;
 }
 
 /// Force `t`'s state to be reloaded before it next runs in user mode (the kernel changed what
