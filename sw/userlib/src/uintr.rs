@@ -12,7 +12,6 @@
 //! saves the caller-saved registers, so a handler is an ordinary Rust function.
 use crate::invoke::{invoke, invoke0, Result};
 use abi::{label, uintr};
-use platform::csr;
 
 /// What a receiver thread does when a user interrupt arrives. One per thread: `uscratch` points
 /// at it while the thread runs, so threads sharing an address space can each have their own.
@@ -59,7 +58,7 @@ pub use imp::*;
 #[cfg(target_arch = "riscv64")]
 mod imp {
     use super::*;
-    use platform::uipi;
+    use platform::{csr, uipi};
 
     macro_rules! uipi_insn {
         ($op:expr, rd = $rd:literal, rs1 = $rs1:literal; $($operands:tt)*) => {
@@ -154,19 +153,30 @@ mod imp {
         ucsr!("csrc" csr::USTATUS, UIE);
     }
 
-    /// The U-mode CSRs, for tests and debugging: (ustatus, uie, utvec, uscratch, uepc, ucause,
-    /// utval, uip).
-    pub fn csrs() -> [usize; 8] {
-        [
-            ucsr!(read csr::USTATUS),
-            ucsr!(read csr::UIE),
-            ucsr!(read csr::UTVEC),
-            ucsr!(read csr::USCRATCH),
-            ucsr!(read csr::UEPC),
-            ucsr!(read csr::UCAUSE),
-            ucsr!(read csr::UTVAL),
-            ucsr!(read csr::UIP),
-        ]
+    /// The U-mode CSRs of the calling thread, for tests and debugging.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct UCsrs {
+        pub ustatus: usize,
+        pub uie: usize,
+        pub utvec: usize,
+        pub uscratch: usize,
+        pub uepc: usize,
+        pub ucause: usize,
+        pub utval: usize,
+        pub uip: usize,
+    }
+
+    pub fn csrs() -> UCsrs {
+        UCsrs {
+            ustatus: ucsr!(read csr::USTATUS),
+            uie: ucsr!(read csr::UIE),
+            utvec: ucsr!(read csr::UTVEC),
+            uscratch: ucsr!(read csr::USCRATCH),
+            uepc: ucsr!(read csr::UEPC),
+            ucause: ucsr!(read csr::UCAUSE),
+            utval: ucsr!(read csr::UTVAL),
+            uip: ucsr!(read csr::UIP),
+        }
     }
 
     pub fn set_uscratch(v: usize) {

@@ -113,6 +113,7 @@ mod rt {
         ("uintr_sender_rights", crate::t_uintr::sender_rights),
         ("uintr_create_destroy_10000", crate::t_uintr::create_destroy),
         ("uintr_two_receivers_one_hart", crate::t_uintr::two_receivers_one_hart),
+        ("uintr_irq_set_uintr", crate::t_uintr::irq_set_uintr),
         ("revoke_reclaims_memory", crate::t_untyped::revoke_reclaims),
         ("fastpath_call_replyrecv", crate::t_bench::fastpath),
         ("bench_round_trip", crate::t_bench::round_trip),
