@@ -68,13 +68,15 @@ def expect_panic(out):
     return [] if "[kernel] PANIC" in out and "injected" in out else ["no injected panic in the output"]
 
 
-def expect_our_firmware(inner):
-    def check(out):
-        problems = inner(out)
-        if "[firmware] uintr-fw" not in out:
-            problems.append("our firmware's banner is missing")
-        return problems
-    return check
+def expect_text(text, problem):
+    """Wrap a check: the output must also contain `text`, else `problem` is reported."""
+    def wrap(inner):
+        return lambda out: inner(out) + ([] if text in out else [problem])
+    return wrap
+
+
+expect_our_firmware = expect_text("[firmware] uintr-fw", "our firmware's banner is missing")
+exited = expect_text("[sim] exit after", "the simulation did not end through the exit device")
 
 
 def modules_base():
@@ -119,13 +121,6 @@ SIM_SUITE_MAX_CYCLES = 150_000_000
 
 
 def sim_cases(image, sim, harts, suite_image=None):
-    def exited(inner):
-        def check(out):
-            problems = inner(out)
-            if "[sim] exit after" not in out:
-                problems.append("the simulation did not end through the exit device")
-            return problems
-        return check
     todo = [(f"rtl-{harts}-harts", {}, image, [], 0, exited(expect_our_firmware(expect_root_task(expect_healthy_boot(harts)))))]
     if suite_image:
         todo.append((f"rtl-{harts}-harts-uintr-suite", {}, suite_image, [f"+max-cycles={SIM_SUITE_MAX_CYCLES}"], 0,

@@ -275,8 +275,8 @@ pub mod uintr {
     /// Entries in a thread's sender table (one 4 KiB page).
     pub const SENDER_ENTRIES: usize = 512;
     /// ucause codes of user interrupts.
-    pub const CAUSE_SOFTWARE: usize = 0;
-    pub const CAUSE_EXTERNAL: usize = 8;
+    pub const CAUSE_SOFTWARE: usize = platform::csr::USIP_BIT;
+    pub const CAUSE_EXTERNAL: usize = platform::csr::UEIP_BIT;
     pub const CAUSE_INTERRUPT: usize = 1 << 63;
 }
 

@@ -59,6 +59,8 @@ pub use imp::*;
 mod imp {
     use super::*;
     use platform::{csr, uipi};
+    // By number: the assembler no longer knows the N-extension CSR names.
+    use ::csr::{csrc_n, csrr_n, csrs_n, csrw_n};
 
     macro_rules! uipi_insn {
         ($op:expr, rd = $rd:literal, rs1 = $rs1:literal; $($operands:tt)*) => {
@@ -115,42 +117,27 @@ mod imp {
         uipi_insn!(uipi::DEACTIVATE, rd = "x0", rs1 = "x0";);
     }
 
-    /// Read/write the U-mode CSRs by number (the assembler no longer knows their names).
-    macro_rules! ucsr {
-        (read $n:expr) => {{
-            let v: usize;
-            // SAFETY: U-mode CSRs only affect this thread's user-interrupt state.
-            unsafe { core::arch::asm!("csrr {v}, {n}", v = out(reg) v, n = const $n, options(nostack)) };
-            v
-        }};
-        ($op:literal $n:expr, $v:expr) => {{
-            let v: usize = $v;
-            // SAFETY: as above.
-            unsafe { core::arch::asm!(concat!($op, " {n}, {v}"), v = in(reg) v, n = const $n, options(nostack)) };
-        }};
-    }
-
     const UIE: usize = 1;
     const USIE: usize = 1 << csr::USIP_BIT;
     const UEIE: usize = 1 << csr::UEIP_BIT;
 
     /// Make `h` this thread's handler and enable software and external user interrupts.
     pub fn install(h: &'static Handler) {
-        ucsr!("csrw" csr::USCRATCH, h as *const Handler as usize);
-        ucsr!("csrw" csr::UTVEC, userlib_uintr_entry as *const () as usize);
-        ucsr!("csrs" csr::UIE, USIE | UEIE);
+        csrw_n!(csr::USCRATCH, h as *const Handler as usize);
+        csrw_n!(csr::UTVEC, userlib_uintr_entry as *const () as usize);
+        csrs_n!(csr::UIE, USIE | UEIE);
         enable();
     }
 
     /// `ustatus.UIE` on / off: user interrupts are taken / held pending.
     #[inline(always)]
     pub fn enable() {
-        ucsr!("csrs" csr::USTATUS, UIE);
+        csrs_n!(csr::USTATUS, UIE);
     }
 
     #[inline(always)]
     pub fn disable() {
-        ucsr!("csrc" csr::USTATUS, UIE);
+        csrc_n!(csr::USTATUS, UIE);
     }
 
     /// The U-mode CSRs of the calling thread, for tests and debugging.
@@ -168,23 +155,23 @@ mod imp {
 
     pub fn csrs() -> UCsrs {
         UCsrs {
-            ustatus: ucsr!(read csr::USTATUS),
-            uie: ucsr!(read csr::UIE),
-            utvec: ucsr!(read csr::UTVEC),
-            uscratch: ucsr!(read csr::USCRATCH),
-            uepc: ucsr!(read csr::UEPC),
-            ucause: ucsr!(read csr::UCAUSE),
-            utval: ucsr!(read csr::UTVAL),
-            uip: ucsr!(read csr::UIP),
+            ustatus: csrr_n!(csr::USTATUS),
+            uie: csrr_n!(csr::UIE),
+            utvec: csrr_n!(csr::UTVEC),
+            uscratch: csrr_n!(csr::USCRATCH),
+            uepc: csrr_n!(csr::UEPC),
+            ucause: csrr_n!(csr::UCAUSE),
+            utval: csrr_n!(csr::UTVAL),
+            uip: csrr_n!(csr::UIP),
         }
     }
 
     pub fn set_uscratch(v: usize) {
-        ucsr!("csrw" csr::USCRATCH, v);
+        csrw_n!(csr::USCRATCH, v);
     }
 
     pub fn set_utvec(v: usize) {
-        ucsr!("csrw" csr::UTVEC, v);
+        csrw_n!(csr::UTVEC, v);
     }
 
     extern "C" {

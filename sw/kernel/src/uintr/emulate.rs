@@ -150,7 +150,6 @@ pub fn inject(t: &mut Tcb) {
     u.ustatus = if u.ustatus & UIE != 0 { UPIE } else { 0 };
     let base = u.utvec & !3;
     t.ctx.sepc = if u.utvec & 3 == 1 { base + 4 * code } else { base };
-    crate::stats::count(abi::stat::UINTR_EMULATED);
 }
 
 /// The trapping instruction: stval where the core reports it, else fetched from user memory.

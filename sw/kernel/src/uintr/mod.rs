@@ -19,7 +19,7 @@ mod emulate;
 mod sender;
 mod uintc;
 
-use crate::arch::csr::{csrc, csrr, csrs, csrw};
+use crate::arch::csr::{csrc, csrr, csrr_n, csrs, csrw_n};
 use crate::object::tcb::{State, Tcb};
 use crate::object::{at, notification::Notification};
 use crate::{ipc, percpu, sched, stats};
@@ -141,17 +141,17 @@ pub fn init_hart() {
 }
 
 fn write_all(c: &Csrs) {
-    csrw!("0x103", c.sideleg);
-    csrw!("0x000", c.ustatus);
-    csrw!("0x005", c.utvec);
-    csrw!("0x040", c.uscratch);
-    csrw!("0x041", c.uepc);
-    csrw!("0x042", c.ucause);
-    csrw!("0x043", c.utval);
+    csrw_n!(csr::SIDELEG, c.sideleg);
+    csrw_n!(csr::USTATUS, c.ustatus);
+    csrw_n!(csr::UTVEC, c.utvec);
+    csrw_n!(csr::USCRATCH, c.uscratch);
+    csrw_n!(csr::UEPC, c.uepc);
+    csrw_n!(csr::UCAUSE, c.ucause);
+    csrw_n!(csr::UTVAL, c.utval);
     csrc!("sie", UINTR_BITS & !c.sie);
     csrs!("sie", c.sie);
-    csrw!("0x1B0", c.suist);
-    csrw!("0x1B1", c.suirs);
+    csrw_n!(csr::SUIST, c.suist);
+    csrw_n!(csr::SUIRS, c.suirs);
 }
 
 pub fn hardware() -> bool {
@@ -184,13 +184,13 @@ pub fn save_on_trap(t: *mut Tcb) {
     }
     // SAFETY: the thread that trapped here is live and runs on no other hart.
     let u = unsafe { &mut (*t).uintr };
-    u.ustatus = csrr!("0x000");
-    u.uie = csrr!("0x004");
-    u.utvec = csrr!("0x005");
-    u.uscratch = csrr!("0x040");
-    u.uepc = csrr!("0x041");
-    u.ucause = csrr!("0x042");
-    u.utval = csrr!("0x043");
+    u.ustatus = csrr_n!(csr::USTATUS);
+    u.uie = csrr_n!(csr::UIE);
+    u.utvec = csrr_n!(csr::UTVEC);
+    u.uscratch = csrr_n!(csr::USCRATCH);
+    u.uepc = csrr_n!(csr::UEPC);
+    u.ucause = csrr_n!(csr::UCAUSE);
+    u.utval = csrr_n!(csr::UTVAL);
     let c = csrs_of(percpu::this().hart);
     (c.ustatus, c.utvec, c.uscratch, c.uepc, c.ucause, c.utval) = (u.ustatus, u.utvec, u.uscratch, u.uepc, u.ucause, u.utval);
     c.sie = (c.sie & !c.sideleg) | u.uie;
@@ -279,28 +279,28 @@ fn load_csrs(t: &Tcb, h: usize) {
 /// Make the hart's CSRs hold `want`, writing only the ones that differ.
 fn apply(c: &mut Csrs, want: Csrs) {
     macro_rules! put {
-        ($csr:literal, $f:ident) => {
+        ($csr:expr, $f:ident) => {
             if c.$f != want.$f {
-                csrw!($csr, want.$f);
+                csrw_n!($csr, want.$f);
             }
         };
     }
     if *c == want {
         return;
     }
-    put!("0x103", sideleg);
-    put!("0x000", ustatus);
-    put!("0x005", utvec);
-    put!("0x040", uscratch);
-    put!("0x041", uepc);
-    put!("0x042", ucause);
-    put!("0x043", utval);
+    put!(csr::SIDELEG, sideleg);
+    put!(csr::USTATUS, ustatus);
+    put!(csr::UTVEC, utvec);
+    put!(csr::USCRATCH, uscratch);
+    put!(csr::UEPC, uepc);
+    put!(csr::UCAUSE, ucause);
+    put!(csr::UTVAL, utval);
     if c.sie != want.sie {
         csrc!("sie", UINTR_BITS & !want.sie);
         csrs!("sie", want.sie);
     }
-    put!("0x1B0", suist);
-    put!("0x1B1", suirs);
+    put!(csr::SUIST, suist);
+    put!(csr::SUIRS, suirs);
     *c = want;
 }
 
