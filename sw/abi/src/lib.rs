@@ -252,11 +252,16 @@ pub mod label {
     /// belongs to the invoked cap: deleting or revoking it frees the entry.
     pub const NOTIFICATION_REGISTER_SENDER: usize = 40;
     /// Ours: on an IRQHandler cap, extra cap 0 = a Notification with a registered receiver
-    /// (IllegalOperation otherwise): the interrupt reaches that receiver as a user interrupt,
-    /// vector = the cap's badge, with no kernel entry on the receiving side; Ack as for any
-    /// handler. Today the kernel forwards it (claim, then `kernel as sender`); routing it to the
-    /// PLIC's U-mode context (UEIP, no kernel entry at all) is the planned hardware path.
-    /// Works on every machine, emulated or not.
+    /// (IllegalOperation otherwise): the interrupt reaches the receiver as a user interrupt.
+    /// Returns in MR0 how (`uintr::IRQ_*`) and in MR1 the hart index it is tied to.
+    /// `IRQ_DIRECT` (a PLIC with a U-mode context per hart and a UINTC): the source is routed
+    /// to the U context of the receiver's hart and raises UEIP (ucause 8) with no kernel entry
+    /// at all; the receiver claims and completes it itself through that hart's context page
+    /// (`BootInfo::plic_user_context`), its affinity is then fixed until the handler is
+    /// cleared (SetAffinity elsewhere: IllegalOperation), and Ack does nothing. Sources above
+    /// `uintr::MAX_DIRECT_IRQ` and machines without U contexts get `IRQ_FORWARDED`: the kernel
+    /// claims it and raises vector = the cap's badge on the receiver (kernel as sender), the
+    /// source stays masked until Ack, as for any handler. Works on every machine.
     pub const IRQ_SET_UINTR: usize = 41;
 }
 
@@ -278,6 +283,12 @@ pub mod uintr {
     pub const CAUSE_SOFTWARE: usize = platform::csr::USIP_BIT;
     pub const CAUSE_EXTERNAL: usize = platform::csr::UEIP_BIT;
     pub const CAUSE_INTERRUPT: usize = 1 << 63;
+    /// IRQSetUIntr's MR0: how the device interrupt reaches the receiver.
+    pub const IRQ_FORWARDED: usize = 0;
+    pub const IRQ_DIRECT: usize = 1;
+    /// The highest PLIC source IRQSetUIntr routes directly (a thread's direct sources are one
+    /// 64-bit mask, i.e. the first two enable words of a context).
+    pub const MAX_DIRECT_IRQ: usize = 63;
 }
 
 /// Initial caps in the root task's CNode (seL4's slot numbers; unused ones stay empty).
@@ -365,6 +376,16 @@ pub mod bootinfo {
     pub const MAX_UNTYPEDS: usize = 230;
 
     #[repr(C)]
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct DeviceDesc {
+        pub paddr: usize,
+        pub reg_shift: usize,
+        /// Register access width in bytes.
+        pub io_width: usize,
+        pub irq: usize,
+    }
+
+    #[repr(C)]
     pub struct BootInfo {
         /// Number of harts the kernel runs on (seL4 numNodes) and the one the root task starts
         /// on (nodeID).
@@ -384,6 +405,14 @@ pub mod bootinfo {
         pub uintr_mode: usize,
         /// Receiver slots the UINTC (or the emulation) has.
         pub uintr_slots: usize,
+        /// By hart index: the physical page of the PLIC's U-mode context (threshold at +0,
+        /// claim/complete at +4) for user-level device interrupts, also in the untyped list as
+        /// a one-page device untyped; 0 where there is none.
+        pub plic_user_context: [usize; 8],
+        /// The console UART, its page also a device untyped (a user driver may own it; the
+        /// kernel only polls it for debug output): register base, register stride
+        /// (1 << reg_shift bytes), access width, PLIC source (0: none).
+        pub console_uart: DeviceDesc,
         pub untyped_list: [UntypedDesc; MAX_UNTYPEDS],
     }
     const _: () = assert!(core::mem::size_of::<BootInfo>() <= 4096);

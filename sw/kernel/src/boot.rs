@@ -43,6 +43,7 @@ pub extern "C" fn boot_main(hart: usize, dtb: usize) -> ! {
         if arch::timer::init(m) { "Sstc" } else { "SBI TIME" }
     );
 
+    crate::plic::init(m);
     crate::uintr::init(m);
     smp::come_online();
     smp::start_secondaries(m);

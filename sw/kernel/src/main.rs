@@ -33,6 +33,8 @@ mod object;
 #[cfg(target_arch = "riscv64")]
 mod percpu;
 #[cfg(target_arch = "riscv64")]
+mod plic;
+#[cfg(target_arch = "riscv64")]
 mod rootserver;
 #[cfg(target_arch = "riscv64")]
 mod sched;

@@ -4,7 +4,7 @@
 use crate::mm::{self, frames};
 use crate::object::{self, asid, tcb, vspace, KSlots};
 use crate::{kprintln, sched};
-use abi::bootinfo::{BootInfo, SlotRegion, UntypedDesc, MAX_UNTYPEDS};
+use abi::bootinfo::{BootInfo, DeviceDesc, SlotRegion, UntypedDesc, MAX_UNTYPEDS};
 use abi::{init_cap, layout, object::MAX_UNTYPED_BITS};
 use caps::{cap::PT_ROOT, Cap, Mdb, Rights, Slot, Slots};
 use devtree::Region;
@@ -248,6 +248,24 @@ pub fn create(m: &devtree::Machine) -> Result<bool, LoadError> {
     for v in m.virtio_mmio.iter() {
         let base = v.reg.base & !(PAGE_SIZE - 1);
         add(&mut root, base, 12, true);
+    }
+    // User-level device interrupts: each hart's PLIC U-context page.
+    for (i, h) in m.harts.iter().enumerate().take(bi.plic_user_context.len()) {
+        if let Some(page) = crate::uintr::ueip::context_page(h.id) {
+            bi.plic_user_context[i] = page;
+            add(&mut root, page, 12, true);
+        }
+    }
+    // The console UART, for a user driver (the kernel only polls it to print).
+    if let Some(u) = m.uart {
+        let page = u.reg.base & !(PAGE_SIZE - 1);
+        bi.console_uart = DeviceDesc {
+            paddr: u.reg.base,
+            reg_shift: u.reg_shift as usize,
+            io_width: u.reg_io_width.max(1) as usize,
+            irq: u.irq.unwrap_or(0) as usize,
+        };
+        add(&mut root, page, 12, true);
     }
     bi.untyped = SlotRegion { start: ut_start, end: root.next };
     bi.empty = SlotRegion { start: root.next, end: 1 << cnode_bits };

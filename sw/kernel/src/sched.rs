@@ -72,6 +72,11 @@ pub fn hart_of_index(i: usize) -> Option<usize> {
     m.harts.get(i).map(|h| h.id).filter(|&h| percpu::of(h).online.load(Ordering::Acquire))
 }
 
+/// The index of hart id `h` (TCB_SetAffinity's argument, BootInfo::hart_ids order).
+pub fn index_of_hart(h: usize) -> usize {
+    crate::machine::try_get().and_then(|m| m.harts.iter().position(|x| x.id == h)).unwrap_or(0)
+}
+
 fn enqueue_on(t: &mut Tcb, at_head: bool) {
     debug_assert!(!t.queued && t.current_on.is_none());
     let s = hs(t.affinity);
@@ -181,6 +186,14 @@ pub fn stall(t: &mut Tcb) {
     }
     // The hart we took the thread from must pick something else.
     arch::ipi::send(h, Msg::Kick);
+}
+
+/// Make hart `h` run the scheduler again (this hart does on its way out of the kernel).
+pub fn reschedule(h: usize) {
+    if h != this_hart() {
+        stats::count(stat::RESCHED_IPIS);
+        arch::ipi::send(h, Msg::Kick);
+    }
 }
 
 /// Wait until hart `h` is out of user mode.

@@ -10,7 +10,7 @@
 //!
 //! The handler runs on the interrupted thread's stack with user interrupts off; the trampoline
 //! saves the caller-saved registers, so a handler is an ordinary Rust function.
-use crate::invoke::{invoke, invoke0, Result};
+use crate::invoke::{invoke, Result};
 use abi::{label, uintr};
 
 /// What a receiver thread does when a user interrupt arrives. One per thread: `uscratch` points
@@ -36,9 +36,52 @@ pub fn register_sender(ntfn: usize, tcb: usize) -> Result<usize> {
     Ok(invoke(ntfn, label::NOTIFICATION_REGISTER_SENDER, &[], &[tcb])?.mr(0))
 }
 
+/// How IRQSetUIntr routed a device interrupt (abi::label::IRQ_SET_UINTR).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IrqRoute {
+    /// The kernel claims it and raises the cap's badge as a vector (`Handler::on_signal`);
+    /// quiet the device, then `irq::handler_ack`.
+    Forwarded,
+    /// The PLIC's U context of hart index `hart` raises UEIP (`Handler::on_external`): claim
+    /// and complete it through that hart's [`PlicContext`], no kernel entry.
+    Direct { hart: usize },
+}
+
 /// IRQSetUIntr: deliver an IRQ to a U-notification's receiver as a user interrupt.
-pub fn irq_set_uintr(irq_handler: usize, ntfn: usize) -> Result<()> {
-    invoke0(irq_handler, label::IRQ_SET_UINTR, &[], &[ntfn])
+pub fn irq_set_uintr(irq_handler: usize, ntfn: usize) -> Result<IrqRoute> {
+    let r = invoke(irq_handler, label::IRQ_SET_UINTR, &[], &[ntfn])?;
+    Ok(match r.mr(0) {
+        uintr::IRQ_DIRECT => IrqRoute::Direct { hart: r.mr(1) },
+        _ => IrqRoute::Forwarded,
+    })
+}
+
+/// A hart's PLIC U-mode context page (`BootInfo::plic_user_context`), mapped by the caller:
+/// claim and complete the interrupts routed to it with [`IrqRoute::Direct`].
+#[derive(Clone, Copy, Debug)]
+pub struct PlicContext {
+    va: usize,
+}
+
+impl PlicContext {
+    /// # Safety
+    /// `va` must be a mapping of a PLIC U-context page.
+    pub const unsafe fn new(va: usize) -> PlicContext {
+        PlicContext { va }
+    }
+
+    /// The highest-priority pending source enabled for the running thread (0: none); it stays
+    /// masked until [`PlicContext::complete`].
+    pub fn claim(&self) -> u32 {
+        // SAFETY: the context's claim/complete register (see `new`).
+        unsafe { ((self.va + 4) as *const u32).read_volatile() }
+    }
+
+    /// Re-arm `irq` (after the device was quieted).
+    pub fn complete(&self, irq: u32) {
+        // SAFETY: as above.
+        unsafe { ((self.va + 4) as *mut u32).write_volatile(irq) }
+    }
 }
 
 /// The vector bit a sender with badge `badge` sets.

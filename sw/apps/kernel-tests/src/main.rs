@@ -28,6 +28,8 @@ mod t_tcb;
 #[cfg(target_arch = "riscv64")]
 mod t_uintr;
 #[cfg(target_arch = "riscv64")]
+mod t_uintr_irq;
+#[cfg(target_arch = "riscv64")]
 mod t_untyped;
 #[cfg(target_arch = "riscv64")]
 mod t_vm;
@@ -114,6 +116,7 @@ mod rt {
         ("uintr_create_destroy_10000", crate::t_uintr::create_destroy),
         ("uintr_two_receivers_one_hart", crate::t_uintr::two_receivers_one_hart),
         ("uintr_irq_set_uintr", crate::t_uintr::irq_set_uintr),
+        ("uintr_device_irq", crate::t_uintr_irq::device_irq),
         ("revoke_reclaims_memory", crate::t_untyped::revoke_reclaims),
         ("fastpath_call_replyrecv", crate::t_bench::fastpath),
         ("bench_round_trip", crate::t_bench::round_trip),
@@ -122,7 +125,12 @@ mod rt {
 
     /// The `rtl-subset` feature builds an image for the slow RTL simulation: the basic boot
     /// tests, the user-interrupt tests and the cross-hart benchmarks only.
+    /// `KTEST_ONLY=a,b make sw` (at build time) keeps only the tests whose names contain one
+    /// of the patterns: quick iterations, mostly for the RTL simulation.
     fn selected(name: &str) -> bool {
+        if let Some(only) = option_env!("KTEST_ONLY").filter(|s| !s.is_empty()) {
+            return name == "bootinfo" || only.split(',').any(|p| name.contains(p));
+        }
         !cfg!(feature = "rtl-subset")
             || name.starts_with("uintr_")
             || matches!(name, "bootinfo" | "debug_output" | "bench_round_trip")
@@ -184,6 +192,17 @@ mod rt {
             b(tu::B_UINTR_RT_ENTRIES),
             b(tu::B_NTFN_ONE_WAY),
             b(tu::B_NTFN_ROUND_TRIP)
+        );
+        use crate::t_uintr_irq as ti;
+        println!(
+            "[ktest] uintr device irq bench ({} route, UART THR-empty interrupt, same hart, best of 5): IER write -> user handler {} cycles; seL4 IRQ -> notification, polled: IER write -> Poll returns {} cycles",
+            match b(ti::B_DEV_ROUTE) {
+                2 => "direct UEIP",
+                1 => "kernel-forwarded",
+                _ => "no",
+            },
+            b(ti::B_DEV_UINTR),
+            b(ti::B_DEV_SEL4)
         );
         syscall::debug_halt(if failed == 0 { 0 } else { 1 })
     }

@@ -57,7 +57,7 @@ pub const B_ROUNDS: usize = 10;
 /// the RTL simulation short. Only a failing test waits that long. Set by `need_mode`.
 static BUDGET: AtomicUsize = AtomicUsize::new(1 << 34);
 
-fn budget() -> usize {
+pub(crate) fn budget() -> usize {
     BUDGET.load(SeqCst)
 }
 
@@ -329,7 +329,7 @@ fn remote_send(ep: usize, idx: usize) {
 // ---------------------------------------------------------------------------------------------
 // Helpers.
 
-fn need_mode(env: &Env) -> Result<usize, Fail> {
+pub(crate) fn need_mode(env: &Env) -> Result<usize, Fail> {
     let m = env.bi.uintr_mode;
     if m == u::MODE_EMULATED || m == u::MODE_HARDWARE {
         BUDGET.store(if m == u::MODE_HARDWARE { 1 << 25 } else { 1 << 34 }, SeqCst);
@@ -419,7 +419,7 @@ fn gauge(which: usize) -> usize {
     syscall::debug_stat(which)
 }
 
-fn entries(tcb: usize) -> Result<usize, Fail> {
+pub(crate) fn entries(tcb: usize) -> Result<usize, Fail> {
     match syscall::debug_thread_entries(tcb) {
         Some(n) => Ok(n),
         None => Err(Fail::new(file!(), line!(), format_args!("DebugThreadEntries({}) says it is not a TCB", tcb))),
@@ -429,7 +429,7 @@ fn entries(tcb: usize) -> Result<usize, Fail> {
 /// What a test undoes whatever its outcome: the root task's binding, and the receiver threads
 /// it made (suspended and unbound, which frees their slots).
 #[derive(Default)]
-struct Cleanup {
+pub(crate) struct Cleanup {
     root_bound: bool,
     receivers: [usize; 8],
     n: usize,
@@ -456,7 +456,7 @@ impl Cleanup {
     }
 }
 
-fn with_cleanup(env: &mut Env, test: fn(&mut Env, &mut Cleanup) -> TResult) -> TResult {
+pub(crate) fn with_cleanup(env: &mut Env, test: fn(&mut Env, &mut Cleanup) -> TResult) -> TResult {
     let mut c = Cleanup::default();
     let r = test(env, &mut c);
     c.run();
@@ -475,7 +475,7 @@ fn spawn_receiver(env: &mut Env, c: &mut Cleanup, entry: Entry, arg: usize, hart
 }
 
 /// Bind `ntfn` to the root task and register it as the receiver; returns the slot.
-fn root_receiver(c: &mut Cleanup, ntfn: usize) -> Result<usize, Fail> {
+pub(crate) fn root_receiver(c: &mut Cleanup, ntfn: usize) -> Result<usize, Fail> {
     ok!(tcb::bind_notification(ROOT_TCB, ntfn));
     c.root_bound = true;
     Ok(ok!(uintr::register_receiver(ntfn)))

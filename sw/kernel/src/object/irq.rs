@@ -1,11 +1,15 @@
 //! IRQControl and IRQHandler: device interrupts from the PLIC, delivered as signals on a
 //! notification. All device interrupts go to the boot hart's S-mode context; a delivered IRQ
-//! stays masked until its handler is acknowledged (seL4's IRQHandler_Ack).
+//! stays masked until its handler is acknowledged (seL4's IRQHandler_Ack). IRQSetUIntr may
+//! instead hand the source to a user thread through its hart's U-mode context
+//! (`crate::uintr::ueip`); the kernel then keeps it masked in its own context except while
+//! that thread is parked in Wait.
 use super::{at, cap_at, tcb::Tcb, InvResult, KSlots};
 use crate::ipc::Msg;
-use crate::mm::phys_to_virt;
-use abi::label;
+use crate::plic;
+use abi::{label, uintr};
 use caps::{cspace::lookup_slot_exact, Cap, Error};
+use core::ptr::null_mut;
 
 const MAX_IRQS: usize = 1024;
 
@@ -14,33 +18,27 @@ struct IrqState {
     issued: bool,
     ntfn: u64,
     badge: u64,
+    /// Routed to this thread's U context (IRQSetUIntr, direct): null otherwise.
+    direct: *mut Tcb,
 }
 
-static mut IRQS: [IrqState; MAX_IRQS] = [IrqState { issued: false, ntfn: 0, badge: 0 }; MAX_IRQS];
-static mut PLIC: Option<(usize, u32, usize)> = None; // (window base, sources, context)
+const IDLE: IrqState = IrqState { issued: false, ntfn: 0, badge: 0, direct: null_mut() };
+static mut IRQS: [IrqState; MAX_IRQS] = [IDLE; MAX_IRQS];
+static mut PLIC: Option<(u32, u16)> = None; // (sources, the kernel's context)
 
 fn irqs() -> &'static mut [IrqState; MAX_IRQS] {
     // SAFETY: under the kernel lock.
     unsafe { &mut *(&raw mut IRQS) }
 }
 
-fn plic() -> Option<(usize, u32, usize)> {
+fn plic() -> Option<(u32, u16)> {
     // SAFETY: written once at boot.
     unsafe { PLIC }
 }
 
-fn reg(off: usize) -> *mut u32 {
-    (plic().map_or(0, |p| p.0) + off) as *mut u32
-}
-
 fn set_enabled(irq: u32, on: bool) {
-    let Some((_, _, ctx)) = plic() else { return };
-    let r = reg(0x2000 + 0x80 * ctx + 4 * (irq as usize / 32));
-    // SAFETY: PLIC registers, mapped in the kernel window.
-    unsafe {
-        let v = r.read_volatile();
-        let bit = 1 << (irq % 32);
-        r.write_volatile(if on { v | bit } else { v & !bit });
+    if let Some((_, ctx)) = plic() {
+        plic::set_enabled(ctx, irq, on);
     }
 }
 
@@ -50,46 +48,81 @@ pub fn init(m: &devtree::Machine, hart: usize) {
     let Some(ctx) = p.s_context.get(hart).copied().flatten() else { return };
     let sources = p.sources.min(MAX_IRQS as u32 - 1);
     // SAFETY: once, on the boot hart, before any user code.
-    unsafe { PLIC = Some((phys_to_virt(p.reg.base), sources, ctx as usize)) };
+    unsafe { PLIC = Some((sources, ctx)) };
     for irq in 1..=sources {
-        // SAFETY: PLIC priority registers.
-        unsafe { reg(4 * irq as usize).write_volatile(1) };
+        plic::set_priority(irq, 1);
         set_enabled(irq, false);
     }
-    // SAFETY: the context's threshold register.
-    unsafe { reg(0x20_0000 + 0x1000 * ctx as usize).write_volatile(0) };
+    plic::set_threshold(ctx, 0);
     crate::interrupt::enable_external();
 }
 
-/// Claim, signal, complete; the source stays masked until Ack.
+/// Claim, complete, mask, signal; the source stays masked until Ack. A direct source only
+/// gets here while its thread is parked in Wait: it wakes the thread, which then takes it as
+/// UEIP.
 pub fn handle_external() {
-    let Some((_, _, ctx)) = plic() else { return };
-    let claim = reg(0x20_0004 + 0x1000 * ctx);
+    let Some((_, ctx)) = plic() else { return };
     loop {
-        // SAFETY: the claim/complete register.
-        let irq = unsafe { claim.read_volatile() };
+        let irq = plic::claim(ctx);
         if irq == 0 {
             return;
         }
+        // Complete while still enabled (a PLIC may ignore completions of disabled sources, as
+        // Rocket's does), then mask: a level source still asserted stays pending, not claimed.
+        plic::complete(ctx, irq);
         set_enabled(irq, false);
         let st = irqs()[irq as usize];
-        if st.ntfn != 0 {
+        // SAFETY: a direct owner is live (unbound before it is destroyed).
+        if let Some(t) = unsafe { st.direct.as_mut() } {
+            crate::uintr::ueip::parked_source_fired(t);
+        } else if st.ntfn != 0 {
             super::notification::signal(st.ntfn, st.badge);
         }
-        // SAFETY: as above.
-        unsafe { claim.write_volatile(irq) };
     }
 }
 
+/// Direct routing ends (handler cleared or deleted, notification or receiver gone).
+fn end_direct(irq: u32) {
+    let st = &mut irqs()[irq as usize];
+    // SAFETY: as above.
+    if let Some(t) = unsafe { st.direct.as_mut() } {
+        crate::uintr::ueip::unbind(t, irq);
+    }
+    st.direct = null_mut();
+}
+
 pub fn clear_handler(irq: u32) {
+    end_direct(irq);
     set_enabled(irq, false);
-    irqs()[irq as usize] = IrqState { issued: false, ntfn: 0, badge: 0 };
+    irqs()[irq as usize] = IDLE;
 }
 
 /// A notification is going away: no IRQ may signal it any more.
 pub fn forget_notification(ntfn: u64) {
-    for s in irqs().iter_mut().filter(|s| s.ntfn == ntfn) {
-        s.ntfn = 0;
+    for irq in 0..MAX_IRQS {
+        if irqs()[irq].ntfn == ntfn {
+            end_direct(irq as u32);
+            irqs()[irq].ntfn = 0;
+        }
+    }
+}
+
+/// The notification lost its receiver slot: its direct sources fall back to plain signals on
+/// it (masked in the kernel's context until Ack, as after a delivery).
+pub fn receiver_gone(ntfn: u64) {
+    for irq in 0..MAX_IRQS {
+        if irqs()[irq].ntfn == ntfn && !irqs()[irq].direct.is_null() {
+            end_direct(irq as u32);
+        }
+    }
+}
+
+/// Thread `t`, parked in Wait, takes its direct sources in the kernel's context (on) or gives
+/// them back to its U context (off).
+pub fn route_parked(t: &Tcb, on: bool) {
+    let mask = t.uintr.ueip;
+    for irq in (1..=uintr::MAX_DIRECT_IRQ as u32).filter(|i| mask & (1 << i) != 0) {
+        set_enabled(irq, on);
     }
 }
 
@@ -99,7 +132,7 @@ pub fn invoke_control(me: &mut Tcb, m: &Msg) -> InvResult {
     }
     m.need(3, 1)?;
     let (irq, index, depth) = (m.mr(me, 0), m.mr(me, 1), m.mr(me, 2));
-    let sources = plic().map_or(0, |p| p.1) as usize;
+    let sources = plic().map_or(0, |p| p.0) as usize;
     if irq == 0 || irq > sources {
         return Err(Error::RangeError { min: 1, max: sources as u64 });
     }
@@ -131,10 +164,12 @@ fn control_slot() -> u64 {
 
 pub fn invoke_handler(me: &mut Tcb, cap: Cap, m: &Msg) -> InvResult {
     let Cap::IrqHandler { irq } = cap else { return Err(Error::InvalidCapability(0)) };
-    let st = &mut irqs()[irq as usize];
     match m.label {
         label::IRQ_ACK_IRQ => {
-            set_enabled(irq, true);
+            // A direct source is completed by its thread at the U context.
+            if irqs()[irq as usize].direct.is_null() {
+                set_enabled(irq, true);
+            }
             Ok(0)
         }
         label::IRQ_SET_IRQ_HANDLER | label::IRQ_SET_UINTR => {
@@ -143,19 +178,34 @@ pub fn invoke_handler(me: &mut Tcb, cap: Cap, m: &Msg) -> InvResult {
             if !rights.write {
                 return Err(Error::InvalidCapability(1));
             }
-            // SetUIntr: the notification must have a receiver; the interrupt then reaches it as
-            // a user interrupt (vector = badge) through the kernel's signal, see crate::uintr.
-            if m.label == label::IRQ_SET_UINTR && at::<super::notification::Notification>(obj).uslot == 0 {
+            // SetUIntr: the notification must have a receiver.
+            let receiver = at::<super::notification::Notification>(obj).uslot;
+            if m.label == label::IRQ_SET_UINTR && receiver == 0 {
                 return Err(Error::IllegalOperation);
             }
+            end_direct(irq);
+            let st = &mut irqs()[irq as usize];
             st.ntfn = obj;
             st.badge = badge;
+            if m.label == label::IRQ_SET_UINTR {
+                if let Some((t, hart)) = crate::uintr::ueip::bind(receiver - 1, irq) {
+                    st.direct = t;
+                    set_enabled(irq, false);
+                    crate::ipc::set_mr(me, 0, uintr::IRQ_DIRECT);
+                    crate::ipc::set_mr(me, 1, crate::sched::index_of_hart(hart));
+                    return Ok(2);
+                }
+            }
             set_enabled(irq, true);
-            let _ = me;
+            if m.label == label::IRQ_SET_UINTR {
+                crate::ipc::set_mr(me, 0, uintr::IRQ_FORWARDED);
+                return Ok(1);
+            }
             Ok(0)
         }
         label::IRQ_CLEAR_IRQ_HANDLER => {
-            st.ntfn = 0;
+            end_direct(irq);
+            irqs()[irq as usize].ntfn = 0;
             set_enabled(irq, false);
             Ok(0)
         }

@@ -272,9 +272,17 @@ fn buffer_arg(cap: Cap, vaddr: usize) -> Result<Cap, Error> {
 
 fn set_priority(t: &mut Tcb, prio: u8) {
     sched::dequeue(t);
+    let lowered = prio < t.prio;
     t.prio = prio;
     if t.state == State::Running {
         sched::make_runnable(t);
+        // Running on another hart at a lower priority now: that hart chooses again at once
+        // rather than at its next tick (a raise is make_runnable's business).
+        if lowered {
+            if let Some(h) = t.current_on {
+                sched::reschedule(h);
+            }
+        }
     }
 }
 
@@ -446,6 +454,10 @@ pub fn invoke(me: &mut Tcb, target: u64, m: &Msg) -> InvResult {
             m.need(1, 0)?;
             let aff = m.mr(me, 0);
             let hart = sched::hart_of_index(aff).ok_or(Error::InvalidArgument(0))?;
+            // Its user-level device interrupts are routed to its current hart's PLIC context.
+            if !crate::uintr::ueip::may_move(t, hart) {
+                return Err(Error::IllegalOperation);
+            }
             sched::set_affinity(t, hart);
             Ok(0)
         }

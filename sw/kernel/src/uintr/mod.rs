@@ -17,6 +17,7 @@
 //! are polled on each kernel entry there, which the tick bounds.
 mod emulate;
 mod sender;
+pub mod ueip;
 mod uintc;
 
 use crate::arch::csr::{csrc, csrr, csrr_n, csrs, csrw_n};
@@ -31,6 +32,7 @@ use platform::{csr, image::MAX_HARTS};
 pub(crate) const UIE: usize = 1;
 pub(crate) const UPIE: usize = 1 << 4;
 pub(crate) const USIP: usize = 1 << csr::USIP_BIT;
+pub(crate) const UEIP: usize = 1 << csr::UEIP_BIT;
 const UINTR_BITS: usize = (1 << csr::USIP_BIT) | (1 << csr::UTIP_BIT) | (1 << csr::UEIP_BIT);
 
 /// A thread's user-interrupt state (the U-CSRs of uintr-spec.md section 1 and what the kernel
@@ -46,8 +48,11 @@ pub struct ThreadState {
     /// UIE and UPIE only.
     pub ustatus: usize,
     pub uie: usize,
-    /// Interrupts delegated to this thread: USIP once it is a receiver.
+    /// Interrupts delegated to this thread: USIP once it is a receiver, UEIP with `ueip`.
     pub sideleg: usize,
+    /// PLIC sources routed to this thread's U context on hart `ueip_hart` (`ueip`).
+    pub ueip: u64,
+    pub ueip_hart: u8,
     /// Emulation: the software-written USIP bit of `uip`.
     pub uip_soft: usize,
     /// Receiver slot + 1 (0: not a receiver) and sender table + 1 (0: none).
@@ -129,6 +134,7 @@ pub fn init(m: &devtree::Machine) {
     let hw = m.uintc.map(|u| (crate::mm::phys_to_virt(u.reg.base), u.slots as usize));
     uintc::init(hw);
     sender::init();
+    ueip::init(m);
 }
 
 /// Every hart: nothing delegated, no table, no slot; USIP enabled for parked waiters.
@@ -207,6 +213,7 @@ pub fn switch_to(t: &mut Tcb) {
         }
         if hardware() {
             load_csrs(t, h);
+            ueip::load(t, h);
         }
         if let Some(s) = t.uintr.slot.checked_sub(1) {
             uintc::set_low(s, h, true);
@@ -247,6 +254,7 @@ pub fn release(t: &mut Tcb) {
             uintc::set_active(s, false);
         }
     }
+    ueip::unload(t, t.uintr.loaded_on as usize - 1);
     t.uintr.loaded_on = 0;
 }
 
@@ -306,11 +314,17 @@ fn apply(c: &mut Csrs, want: Csrs) {
 
 /// Force `t`'s state to be reloaded before it next runs in user mode (the kernel changed what
 /// it may use). If it is in user mode on another hart, wait until that hart has left it.
-fn reload(t: &mut Tcb) {
+pub(crate) fn reload(t: &mut Tcb) {
     if let Some(h) = t.current_on.filter(|&h| h != this_hart()) {
         sched::kick(h);
     }
     release(t);
+}
+
+/// The thread receiver slot `s` was registered for.
+pub(crate) fn slot_owner(s: u16) -> Option<&'static mut Tcb> {
+    // SAFETY: the slot's thread is live while the slot is allocated.
+    unsafe { owners().get(s as usize)?.tcb.as_mut() }
 }
 
 // ---- registration --------------------------------------------------------------------
@@ -382,6 +396,7 @@ pub fn free_receiver(n: &mut Notification) {
     let ntfn = owners()[s as usize].ntfn;
     // SAFETY: the slot's thread is live (this runs before it is destroyed).
     if let Some(t) = unsafe { owners()[s as usize].tcb.as_mut() } {
+        crate::object::irq::receiver_gone(ntfn);
         unpark(t);
         reload(t);
         t.uintr.slot = 0;
@@ -466,6 +481,9 @@ fn park(t: &mut Tcb) {
     let hs = &mut harts()[h];
     hs.parked[s as usize / 64] |= 1 << (s % 64);
     uintc::set_low(s, h, hardware() && hs.parked_active);
+    if t.uintr.ueip != 0 {
+        crate::object::irq::route_parked(t, true);
+    }
 }
 
 /// The waiter leaves Wait (woken, cancelled or destroyed).
@@ -477,9 +495,12 @@ pub fn unpark(t: &mut Tcb) {
     harts()[t.uintr.park_hart as usize].parked[s as usize / 64] &= !(1 << (s % 64));
     t.uintr.parked = false;
     uintc::set_active(s, false);
+    if t.uintr.ueip != 0 {
+        crate::object::irq::route_parked(t, false);
+    }
 }
 
-fn wake(t: &mut Tcb, bits: u64) {
+pub(crate) fn wake(t: &mut Tcb, bits: u64) {
     // remove_waiter unparks.
     crate::object::notification::remove_waiter(t);
     t.ctx.regs[ipc::A0] = bits as usize;

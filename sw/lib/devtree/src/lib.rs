@@ -50,6 +50,9 @@ pub struct Plic {
     /// The PLIC context that interrupts each hart in S-mode, by hart id (from
     /// `interrupts-extended`: the entry naming the hart's controller with cause 9).
     pub s_context: [Option<u16>; MAX_HARTS],
+    /// The context that raises each hart's user external interrupt (mip.UEIP, cause 8), by
+    /// hart id: our SoC's user-level device interrupts (uintr-spec.md section 1); none on QEMU.
+    pub u_context: [Option<u16>; MAX_HARTS],
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -167,8 +170,9 @@ impl Machine {
         m.exit_device = find_reg(fdt, &["sifive,test0", "sifive,test1"]);
         m.plic = fdt.find_compatible(&["riscv,plic0", "sifive,plic-1.0.0"]).and_then(|n| {
             let sources = n.property("riscv,ndev").and_then(|p| p.as_usize()).unwrap_or(0) as u32;
-            let s_context = plic_s_contexts(fdt, &n);
-            first_reg(&n).map(|reg| Plic { reg, sources, s_context })
+            let s_context = plic_contexts(fdt, &n, S_EXTERNAL);
+            let u_context = plic_contexts(fdt, &n, U_EXTERNAL);
+            first_reg(&n).map(|reg| Plic { reg, sources, s_context, u_context })
         });
         m.uintc = fdt.find_compatible(&["riscv,uintc0"]).and_then(|n| {
             let slots = n.property("riscv,uintc-slots").and_then(|p| p.as_usize()).unwrap_or(0) as u32;
@@ -268,16 +272,19 @@ fn is_compatible(node: &fdt::node::FdtNode, names: &[&str]) -> bool {
     node.compatible().is_some_and(|c| c.all().any(|s| names.contains(&s)))
 }
 
-/// Each hart's S-mode context: `interrupts-extended` lists (controller phandle, cause) per
-/// context; a hart's controller is the `interrupt-controller` child of its cpu node.
-fn plic_s_contexts(fdt: &fdt::Fdt, plic: &fdt::node::FdtNode) -> [Option<u16>; MAX_HARTS] {
-    const S_EXTERNAL: u32 = 9;
+const S_EXTERNAL: u32 = 9;
+const U_EXTERNAL: u32 = 8;
+
+/// Each hart's context for interrupt cause `want` (9: S-mode, 8: U-mode): `interrupts-extended`
+/// lists (controller phandle, cause) per context; a hart's controller is the
+/// `interrupt-controller` child of its cpu node.
+fn plic_contexts(fdt: &fdt::Fdt, plic: &fdt::node::FdtNode, want: u32) -> [Option<u16>; MAX_HARTS] {
     let mut out = [None; MAX_HARTS];
     let Some(ext) = plic.property("interrupts-extended") else { return out };
     let cell = |i: usize| ext.value.get(i * 4..i * 4 + 4).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
     let mut ctx = 0;
     while let (Some(phandle), Some(cause)) = (cell(ctx * 2), cell(ctx * 2 + 1)) {
-        if cause == S_EXTERNAL {
+        if cause == want {
             for cpu in fdt.find_node("/cpus").into_iter().flat_map(|c| c.children()) {
                 let intc = cpu.children().find(|c| c.name.starts_with("interrupt-controller"));
                 let ph = intc.and_then(|c| c.property("phandle")).and_then(|p| p.as_usize());

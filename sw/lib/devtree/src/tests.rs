@@ -46,6 +46,7 @@ fn qemu_virt_machine_is_fully_described() {
     assert_eq!(plic.reg.base, 0xc00_0000);
     assert!(plic.sources >= 8);
     assert_eq!(plic.s_context[..4], [Some(1), Some(3), Some(5), Some(7)], "QEMU: M and S context per hart");
+    assert_eq!(plic.u_context, [None; MAX_HARTS], "QEMU: no U context");
     assert_eq!(m.virtio_mmio.len(), 8);
     assert_eq!(m.virtio_mmio[0].reg.base, 0x1000_1000);
     assert_eq!(m.virtio_mmio[0].irq, Some(1));
@@ -65,6 +66,7 @@ fn rocket_soc_devices_and_disabled_harts() {
     assert_eq!(m.uintc, Some(Uintc { reg: Region { base: 0x300_0000, size: 0x4000 }, slots: 64 }));
     assert_eq!(m.plic.unwrap().sources, 6);
     assert_eq!(m.plic.unwrap().s_context[..4], [Some(1), Some(4), Some(7), None], "ours: M, S and U context per hart");
+    assert_eq!(m.plic.unwrap().u_context[..4], [Some(2), Some(5), Some(8), None], "ours: U context 3h+2");
     assert_eq!(m.exit_device.map(|r| r.base), Some(0x6020_0000));
     assert!(m.virtio_mmio.is_empty());
     assert!(m.has_bootarg("selftest.inject-panic") && m.has_bootarg("quiet"));
