@@ -4,6 +4,7 @@
 use crate::mm::phys_to_virt;
 
 static mut BASE: usize = 0; // kernel-window address of the register block, 0: no PLIC
+static mut PHYS: usize = 0; // its physical address
 
 const ENABLE: usize = 0x2000;
 const ENABLE_STRIDE: usize = 0x80;
@@ -13,7 +14,10 @@ const CONTEXT_STRIDE: usize = 0x1000;
 pub fn init(m: &devtree::Machine) {
     if let Some(p) = m.plic {
         // SAFETY: once, on the boot hart, before anything uses it.
-        unsafe { BASE = phys_to_virt(p.reg.base) };
+        unsafe {
+            BASE = phys_to_virt(p.reg.base);
+            PHYS = p.reg.base;
+        }
     }
 }
 
@@ -33,8 +37,9 @@ fn write(off: usize, v: u32) {
 }
 
 /// Physical address of context `ctx`'s threshold + claim/complete page.
-pub fn context_page(plic_base: usize, ctx: u16) -> usize {
-    plic_base + CONTEXT + CONTEXT_STRIDE * ctx as usize
+pub fn context_page(ctx: u16) -> usize {
+    // SAFETY: written once at boot.
+    (unsafe { PHYS }) + CONTEXT + CONTEXT_STRIDE * ctx as usize
 }
 
 pub fn set_priority(irq: u32, prio: u32) {

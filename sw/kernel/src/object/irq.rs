@@ -178,30 +178,34 @@ pub fn invoke_handler(me: &mut Tcb, cap: Cap, m: &Msg) -> InvResult {
             if !rights.write {
                 return Err(Error::InvalidCapability(1));
             }
+            let to_uintr = m.label == label::IRQ_SET_UINTR;
             // SetUIntr: the notification must have a receiver.
             let receiver = at::<super::notification::Notification>(obj).uslot;
-            if m.label == label::IRQ_SET_UINTR && receiver == 0 {
+            if to_uintr && receiver == 0 {
                 return Err(Error::IllegalOperation);
             }
             end_direct(irq);
             let st = &mut irqs()[irq as usize];
             st.ntfn = obj;
             st.badge = badge;
-            if m.label == label::IRQ_SET_UINTR {
-                if let Some((t, hart)) = crate::uintr::ueip::bind(receiver - 1, irq) {
+            if !to_uintr {
+                set_enabled(irq, true);
+                return Ok(0);
+            }
+            match crate::uintr::ueip::bind(receiver - 1, irq) {
+                Some((t, hart)) => {
                     st.direct = t;
                     set_enabled(irq, false);
                     crate::ipc::set_mr(me, 0, uintr::IRQ_DIRECT);
                     crate::ipc::set_mr(me, 1, crate::sched::index_of_hart(hart));
-                    return Ok(2);
+                    Ok(2)
+                }
+                None => {
+                    set_enabled(irq, true);
+                    crate::ipc::set_mr(me, 0, uintr::IRQ_FORWARDED);
+                    Ok(1)
                 }
             }
-            set_enabled(irq, true);
-            if m.label == label::IRQ_SET_UINTR {
-                crate::ipc::set_mr(me, 0, uintr::IRQ_FORWARDED);
-                return Ok(1);
-            }
-            Ok(0)
         }
         label::IRQ_CLEAR_IRQ_HANDLER => {
             end_direct(irq);

@@ -394,8 +394,8 @@ pub fn cap_deleted(cap: &caps::Cap) {
 pub fn free_receiver(n: &mut Notification) {
     let Some(s) = n.uslot.checked_sub(1) else { return };
     let ntfn = owners()[s as usize].ntfn;
-    // SAFETY: the slot's thread is live (this runs before it is destroyed).
-    if let Some(t) = unsafe { owners()[s as usize].tcb.as_mut() } {
+    // The slot's thread is live: this runs before it is destroyed.
+    if let Some(t) = slot_owner(s) {
         crate::object::irq::receiver_gone(ntfn);
         unpark(t);
         reload(t);
@@ -433,8 +433,7 @@ pub fn tcb_destroyed(t: &mut Tcb) {
 /// interrupted so it takes the user interrupt on its way back.
 pub fn deliver(s: u16, bits: u64) {
     uintc::or_pending(s, bits);
-    // SAFETY: the slot's thread is live while the slot is allocated.
-    let Some(t) = (unsafe { owners()[s as usize].tcb.as_mut() }) else { return };
+    let Some(t) = slot_owner(s) else { return };
     if t.uintr.parked {
         let bits = uintc::take(s);
         if bits != 0 {
@@ -533,8 +532,7 @@ pub fn poll_parked() {
     let h = this_hart();
     for_parked(h, |s| {
         let bits = uintc::take(s);
-        // SAFETY: a parked slot's thread is live.
-        if let (true, Some(t)) = (bits != 0, unsafe { owners()[s as usize].tcb.as_mut() }) {
+        if let (true, Some(t)) = (bits != 0, slot_owner(s)) {
             wake(t, bits);
         }
     });

@@ -13,10 +13,8 @@ use crate::plic;
 use abi::uintr::MAX_DIRECT_IRQ;
 use platform::image::MAX_HARTS;
 
-/// By hart id: the PLIC U context (None everywhere: no direct routing), and the PLIC's
-/// physical base for the context pages.
+/// By hart id: the PLIC U context (None everywhere: no direct routing).
 static mut U_CONTEXT: [Option<u16>; MAX_HARTS] = [None; MAX_HARTS];
-static mut PLIC_BASE: usize = 0;
 static mut AVAILABLE: bool = false;
 
 fn u_context(h: usize) -> Option<u16> {
@@ -31,7 +29,6 @@ pub fn init(m: &devtree::Machine) {
     // SAFETY: once, before any thread exists.
     unsafe {
         U_CONTEXT = p.u_context;
-        PLIC_BASE = p.reg.base;
         AVAILABLE = all && super::hardware();
     }
 }
@@ -43,8 +40,7 @@ pub fn available() -> bool {
 
 /// Physical address of hart `h`'s U-context page (threshold, claim/complete), for BootInfo.
 pub fn context_page(h: usize) -> Option<usize> {
-    // SAFETY: as above.
-    available().then(|| u_context(h).map(|c| plic::context_page(unsafe { PLIC_BASE }, c))).flatten()
+    u_context(h).filter(|_| available()).map(plic::context_page)
 }
 
 /// IRQSetUIntr: route `irq` to the thread that owns receiver slot `slot`. Returns the thread
