@@ -210,10 +210,6 @@ fn inner(env: &mut Env, c: &mut Cleanup) -> TResult {
     let plain = env.alloc_cap(o::NOTIFICATION)?;
     let plain_badged = env.mint(plain, rights::ALL, 1)?;
     ok!(irq::handler_set_notification(h, plain_badged));
-    if direct {
-        // The direct route has ended: the thread may move again (to its own hart here).
-        ok!(tcb::set_affinity(ROOT_TCB, env.bi.node_id));
-    }
     let mut best_sel4 = usize::MAX;
     for round in 0..ROUNDS {
         let t0 = rdcycle();

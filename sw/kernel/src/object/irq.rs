@@ -195,7 +195,9 @@ pub fn invoke_handler(me: &mut Tcb, cap: Cap, m: &Msg) -> InvResult {
             match crate::uintr::ueip::bind(receiver - 1, irq) {
                 Some((t, hart)) => {
                     st.direct = t;
-                    set_enabled(irq, false);
+                    // SAFETY: bind returns a live thread. A receiver already parked in Wait
+                    // takes the source in the kernel's context, as park() arranges.
+                    set_enabled(irq, unsafe { (*t).uintr.parked });
                     crate::ipc::set_mr(me, 0, uintr::IRQ_DIRECT);
                     crate::ipc::set_mr(me, 1, crate::sched::index_of_hart(hart));
                     Ok(2)
