@@ -465,7 +465,7 @@ pub(crate) fn with_cleanup(env: &mut Env, test: fn(&mut Env, &mut Cleanup) -> TR
 
 /// A thread (not started) on hart index `hart`, bound to `ntfn` and registered as its
 /// receiver; returns it and its slot.
-fn spawn_receiver(env: &mut Env, c: &mut Cleanup, entry: Entry, arg: usize, hart: usize, ntfn: usize) -> Result<(Thread, usize), Fail> {
+pub(crate) fn spawn_receiver(env: &mut Env, c: &mut Cleanup, entry: Entry, arg: usize, hart: usize, ntfn: usize) -> Result<(Thread, usize), Fail> {
     let cfg = ThreadCfg { start: false, affinity: Some(hart), ..ThreadCfg::default() };
     let t = env.spawn_cfg(entry as *const () as usize, arg, cfg)?;
     c.receiver(t.tcb);

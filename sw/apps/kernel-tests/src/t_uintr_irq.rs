@@ -3,10 +3,11 @@
 //! it and quiets by disabling it. On our SoC the PLIC's U context routes it straight to the
 //! handler (UEIP, no kernel entry); on QEMU the kernel forwards it as a user software
 //! interrupt. The same test checks whichever route the kernel reports, a blocking Wait woken by
-//! the device, the affinity lock of a direct route, and measures the delivery against seL4's
+//! the device, a route bound while its receiver is already parked in Wait, the affinity lock
+//! of a direct route, and measures the delivery against seL4's
 //! IRQ-to-notification path in the same run.
 use crate::env::{rdcycle, Env, Fail, TResult, BENCH, CNODE, PAGE, ROOT_DEPTH, ROOT_TCB, VSPACE};
-use crate::t_uintr::{budget, entries, need_mode, root_receiver, with_cleanup, Cleanup};
+use crate::t_uintr::{budget, entries, need_mode, root_receiver, spawn_receiver, with_cleanup, Cleanup};
 use abi::{error as e, object as o, uintr as u};
 use core::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use userlib::invoke::rights;
@@ -73,6 +74,25 @@ fn on_signal(bits: u64) {
 }
 
 static DEV_HANDLER: Handler = Handler { on_signal, on_external };
+
+/// The parked receiver of step 4 (`parked_receiver`): Waits (user interrupts off, as a
+/// driver with nothing else to do would) and counts; a direct route's UEIP is taken once it
+/// enables them again.
+static PARKS: AtomicUsize = AtomicUsize::new(0);
+static WAKES: AtomicUsize = AtomicUsize::new(0);
+static WAIT_BITS: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn parked_receiver(ntfn: usize) -> ! {
+    uintr::install(&DEV_HANDLER);
+    loop {
+        uintr::disable();
+        PARKS.fetch_add(1, SeqCst);
+        let bits = uintr::wait(ntfn);
+        WAIT_BITS.store(bits as usize, SeqCst);
+        WAKES.fetch_add(1, SeqCst);
+        uintr::enable();
+    }
+}
 
 fn calls() -> usize {
     EXT_CALLS.load(SeqCst) + SIG_CALLS.load(SeqCst)
@@ -205,7 +225,43 @@ fn inner(env: &mut Env, c: &mut Cleanup) -> TResult {
         ok!(irq::handler_ack(h));
     }
 
-    // 3. seL4's path in the same run: the IRQ signals a plain notification, polled (a Wait
+    // 3. A route bound while its receiver is already parked in Wait: the source must wake it at
+    // once (not stay masked until its next Wait). The receiver outranks the root task on this
+    // hart, so once Resume returns it has run up to its Wait and is blocked there.
+    ok!(tcb::set_priority(ROOT_TCB, ROOT_TCB, abi::sched::ROOT_PRIORITY - 1));
+    let n2 = env.alloc_cap(o::NOTIFICATION)?;
+    let badged2 = env.mint(n2, rights::ALL, BADGE)?;
+    let (worker, _) = spawn_receiver(env, c, parked_receiver, badged2, env.bi.node_id, n2)?;
+    for a in [&PARKS, &WAKES, &WAIT_BITS] {
+        a.store(0, SeqCst);
+    }
+    ok!(tcb::resume(worker.tcb));
+    ensure_eq!(PARKS.load(SeqCst), 1, "waits begun by the receiver before the bind");
+    ensure_eq!(WAKES.load(SeqCst), 0, "waits returned in the receiver before the bind");
+    let route2 = ok!(uintr::irq_set_uintr(h, badged2));
+    ensure!(route2 == route, "route to a parked receiver on the same hart: {:?}, before {:?}", route2, route);
+    let before = calls();
+    set_ier(IER_THRE);
+    let t0 = rdcycle();
+    while WAKES.load(SeqCst) == 0 && rdcycle() - t0 < limit() {
+        core::hint::spin_loop();
+    }
+    ensure_eq!(WAKES.load(SeqCst), 1, "wake-ups of the receiver parked before the bind");
+    if direct {
+        ensure!(spin_until_calls(before + 1), "the parked receiver woke ({:#x}) but took no UEIP", WAIT_BITS.load(SeqCst));
+        ensure_eq!(CLAIMED.load(SeqCst), dev.irq, "source claimed by the woken receiver");
+    } else {
+        ensure_eq!(WAIT_BITS.load(SeqCst), vector_bit(BADGE) as usize, "Wait's bits in the parked receiver");
+        set_ier(0);
+        ok!(irq::handler_ack(h));
+    }
+    // It is back in Wait (it outranks us), and nothing else arrived.
+    ensure_eq!(PARKS.load(SeqCst), 2, "waits begun by the receiver after one device interrupt");
+    ensure_eq!(WAKES.load(SeqCst), 1, "waits returned in the receiver after one device interrupt");
+    ok!(tcb::suspend(worker.tcb));
+    ok!(tcb::set_priority(ROOT_TCB, ROOT_TCB, abi::sched::ROOT_PRIORITY));
+
+    // 4. seL4's path in the same run: the IRQ signals a plain notification, polled (a Wait
     // would let the hart sleep in wfi, where Rocket's cycle counter stops).
     let plain = env.alloc_cap(o::NOTIFICATION)?;
     let plain_badged = env.mint(plain, rights::ALL, 1)?;
@@ -238,6 +294,8 @@ pub fn device_irq(env: &mut Env) -> TResult {
     if IER.load(SeqCst) != 0 {
         set_ier(0);
     }
+    // A failure in step 3 may leave the root task below its priority.
+    let _ = tcb::set_priority(ROOT_TCB, ROOT_TCB, abi::sched::ROOT_PRIORITY);
     // The root task takes no user interrupts after this test (later ones poll for theirs).
     uintr::disable();
     uintr::set_utvec(0);
