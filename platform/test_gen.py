@@ -9,16 +9,22 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GEN = os.path.join(HERE, "gen.py")
 
 
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
 def generate(spec_text, *flags):
     with tempfile.TemporaryDirectory() as d:
         spec = os.path.join(d, "spec.toml")
-        open(spec, "w").write(spec_text)
+        with open(spec, "w") as f:
+            f.write(spec_text)
         outs = {f: os.path.join(d, "out." + f) for f in flags}
         args = [sys.executable, GEN, "--spec", spec]
         for f, path in outs.items():
             args += ["--" + f, path]
         p = subprocess.run(args, capture_output=True, text=True)
-        return p, {f: open(path).read() for f, path in outs.items() if os.path.exists(path)}
+        return p, {f: read(path) for f, path in outs.items() if os.path.exists(path)}
 
 
 class GenTest(unittest.TestCase):
@@ -39,7 +45,7 @@ class GenTest(unittest.TestCase):
             self.assertNotEqual(p.returncode, 0, bad)
 
     def test_the_real_spec_matches_the_uintr_contract(self):
-        p, out = generate(open(os.path.join(HERE, "platform.toml")).read(), "rust")
+        p, out = generate(read(os.path.join(HERE, "platform.toml")), "rust")
         self.assertEqual(p.returncode, 0, p.stderr)
         for line in ["pub const UINTC_BASE: usize = 0x3000000;", "pub const SUIST: usize = 0x1b0;",
                      "pub const SUIRS: usize = 0x1b1;", "pub const SLOT_BYTES: usize = 0x20;",

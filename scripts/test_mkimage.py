@@ -1,5 +1,6 @@
 """mkimage places ELF segments at their physical addresses and refuses ones outside a window."""
 import os
+import pathlib
 import struct
 import subprocess
 import sys
@@ -29,14 +30,14 @@ class MkimageTest(unittest.TestCase):
         paths = []
         for name, segs in parts.items():
             path = os.path.join(d, name + ".elf")
-            open(path, "wb").write(elf64(segs))
+            pathlib.Path(path).write_bytes(elf64(segs))
             paths += ["--elf", f"{name}={path}"]
         man = os.path.join(d, "image.toml")
-        open(man, "w").write(manifest)
+        pathlib.Path(man).write_text(manifest)
         out = os.path.join(d, "image.bin")
         p = subprocess.run([sys.executable, MKIMAGE, "--manifest", man, "-o", out] + paths,
                            capture_output=True, text=True)
-        return p, (open(out, "rb").read() if p.returncode == 0 else None)
+        return p, (pathlib.Path(out).read_bytes() if p.returncode == 0 else None)
 
     MANIFEST = """[image]\nbase = "image.firmware_base"\n
 [[part]]\nname = "fw"\nbase = "image.firmware_base"\nsize = "image.firmware_size"\n

@@ -14,7 +14,7 @@ pub fn pass() -> ! {
 }
 
 pub fn fail(code: u32) -> ! {
-    write_exit(((code.max(1) as u32) << exitdev::CODE_SHIFT) | exitdev::FAIL as u32);
+    write_exit((code.max(1) << exitdev::CODE_SHIFT) | exitdev::FAIL as u32);
     park()
 }
 

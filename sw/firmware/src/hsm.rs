@@ -11,12 +11,9 @@ struct HartSlot {
     opaque: AtomicUsize,
 }
 
-const SLOT: HartSlot = HartSlot {
-    state: AtomicUsize::new(hsm::STOPPED),
-    start_addr: AtomicUsize::new(0),
-    opaque: AtomicUsize::new(0),
-};
-static HARTS: [HartSlot; MAX] = [SLOT; MAX];
+static HARTS: [HartSlot; MAX] = [const {
+    HartSlot { state: AtomicUsize::new(hsm::STOPPED), start_addr: AtomicUsize::new(0), opaque: AtomicUsize::new(0) }
+}; MAX];
 /// Harts that exist in the device tree, as a bit set over hart ids.
 static PRESENT: AtomicUsize = AtomicUsize::new(0);
 
@@ -54,7 +51,7 @@ pub fn start(hart: usize, addr: usize, opaque: usize) -> SbiRet {
     if !present(hart) {
         return SbiRet::err(error::INVALID_PARAM);
     }
-    if addr % 4 != 0 || !crate::machine::get().memory.iter().any(|r| r.contains(addr)) {
+    if !addr.is_multiple_of(4) || !crate::machine::get().memory.iter().any(|r| r.contains(addr)) {
         return SbiRet::err(error::INVALID_ADDRESS);
     }
     let slot = &HARTS[hart];

@@ -11,8 +11,7 @@ pub const OP_FENCE_I: usize = 1 << 1;
 pub const OP_SFENCE_VMA: usize = 1 << 2;
 const FENCES: usize = OP_FENCE_I | OP_SFENCE_VMA;
 
-const ZERO: AtomicUsize = AtomicUsize::new(0);
-static MAILBOX: [AtomicUsize; entry::MAX_HARTS] = [ZERO; entry::MAX_HARTS];
+static MAILBOX: [AtomicUsize; entry::MAX_HARTS] = [const { AtomicUsize::new(0) }; entry::MAX_HARTS];
 
 /// Post `op` to every present hart in `mask`. Fences wait until every target has done them.
 pub fn send(mask: HartMask, op: usize) -> SbiRet {

@@ -143,6 +143,6 @@ fn legacy(hart: usize, ext: usize, a: [usize; 6]) -> isize {
         eid::LEGACY_REMOTE_FENCE_I => post(a[0], ipi::OP_FENCE_I),
         eid::LEGACY_REMOTE_SFENCE_VMA | eid::LEGACY_REMOTE_SFENCE_VMA_ASID => post(a[0], ipi::OP_SFENCE_VMA),
         eid::LEGACY_SHUTDOWN => exit::pass(),
-        _ => error::NOT_SUPPORTED as isize,
+        _ => error::NOT_SUPPORTED,
     }
 }

@@ -55,7 +55,8 @@ pub fn exception(me: &mut Tcb, scause: usize, stval: usize) {
     }
     let f = match scause {
         12 | 13 | 15 | 1 | 5 | 7 => Fault::Vm { addr: stval, cause: scause, fetch: matches!(scause, 12 | 1) },
-        EXC_ILLEGAL | _ => Fault::UserException { cause: scause, tval: stval },
+        // Illegal instructions the emulation did not take, and every other exception.
+        _ => Fault::UserException { cause: scause, tval: stval },
     };
     raise(me, f);
 }

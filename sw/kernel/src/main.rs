@@ -23,6 +23,8 @@ mod interrupt;
 #[cfg(target_arch = "riscv64")]
 mod ipc;
 #[cfg(target_arch = "riscv64")]
+mod kcell;
+#[cfg(target_arch = "riscv64")]
 mod lock;
 #[cfg(target_arch = "riscv64")]
 mod machine;

@@ -1,4 +1,5 @@
 //! Per-hart kernel state, reached through `tp`.
+use crate::kcell::KCell;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use platform::image::MAX_HARTS;
 
@@ -43,14 +44,14 @@ const INIT: PerCpu = PerCpu {
     tlb_seen: AtomicU64::new(0),
 };
 
-static mut CPUS: [PerCpu; MAX_HARTS] = [INIT; MAX_HARTS];
+static CPUS: KCell<[PerCpu; MAX_HARTS]> = KCell::new([INIT; MAX_HARTS]);
 
 /// Point `tp` at this hart's record. Called first thing on every hart.
 pub fn install(hart: usize) {
     assert!(hart < MAX_HARTS);
     // SAFETY: each hart writes only its own `hart` field, before anyone else reads it.
     unsafe {
-        let cpu = &raw mut CPUS[hart];
+        let cpu = &raw mut (*CPUS.as_ptr())[hart];
         (*cpu).hart = hart;
         core::arch::asm!("mv tp, {0}", in(reg) cpu);
     }
@@ -67,7 +68,7 @@ pub fn this() -> &'static PerCpu {
 
 pub fn of(hart: usize) -> &'static PerCpu {
     // SAFETY: shared references to atomics only.
-    unsafe { &*(&raw const CPUS[hart]) }
+    unsafe { &(*CPUS.as_ptr())[hart] }
 }
 
 pub fn online_count() -> usize {

@@ -2,6 +2,7 @@
 //! bitmap, round-robin time slices, affinity, and the cross-hart operations SMP needs
 //! (reschedule IPIs, stalling a thread that runs elsewhere, TLB shootdown). Everything here
 //! runs under the kernel lock.
+use crate::kcell::KCell;
 use crate::arch::{self, ipi::Msg};
 use crate::object::tcb::{State, Tcb};
 use crate::{lock, percpu, stats};
@@ -30,7 +31,7 @@ const EMPTY: HartSched = HartSched {
     rotate: false,
 };
 
-static mut SCHED: [HartSched; MAX_HARTS] = [EMPTY; MAX_HARTS];
+static SCHED: KCell<[HartSched; MAX_HARTS]> = KCell::new([EMPTY; MAX_HARTS]);
 static STARTED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
 
 /// The root task exists: every other hart leaves its boot-time idle for the scheduler's.
@@ -54,7 +55,7 @@ static TLB_GEN: AtomicU64 = AtomicU64::new(0);
 fn hs(hart: usize) -> &'static mut HartSched {
     debug_assert!(lock::held());
     // SAFETY: only under the kernel lock.
-    unsafe { &mut *(&raw mut SCHED[hart]) }
+    unsafe { &mut SCHED.get()[hart] }
 }
 
 fn this_hart() -> usize {

@@ -47,7 +47,7 @@ pub fn run(m: &devtree::Machine, boot: usize) -> bool {
         all &= legacy_ipi_check(m, target);
     }
 
-    if let Some(victim) = others().last() {
+    if let Some(victim) = others().next_back() {
         let ok = hsm_cycle(m, victim);
         all &= report("hsm", ok, format_args!("hart {victim} stopped and restarted"));
     }

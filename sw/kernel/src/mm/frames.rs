@@ -16,7 +16,7 @@ pub fn init(m: &devtree::Machine, kernel: Region, dtb: Region) -> usize {
     let mut holes: heapless::Vec<Region, 16> = heapless::Vec::new();
     let _ = holes.extend_from_slice(&[fw, kernel, dtb]);
     let _ = holes.extend_from_slice(&m.reserved);
-    let _ = holes.extend(crate::rootserver::modules_region());
+    holes.extend(crate::rootserver::modules_region());
     let free = devtree::subtract_regions(&m.memory, &holes, sv39::PAGE_SIZE);
     let total = free.iter().map(|r| r.size).sum();
     *FRAMES.lock() = Some(BootFrames { free, taken: 0 });

@@ -25,12 +25,12 @@ pub fn build(m: &devtree::Machine) -> usize {
         map.map_range(phys_to_virt(r.base), r.base, r.size, Flags::RW | g).expect("mapping RAM");
     }
     let mut devices: heapless::Vec<Region, 32> = heapless::Vec::new();
-    let _ = devices.extend(m.uart.map(|u| u.reg));
-    let _ = devices.extend(m.clint);
-    let _ = devices.extend(m.plic.map(|p| p.reg));
-    let _ = devices.extend(m.uintc.map(|u| u.reg));
-    let _ = devices.extend(m.exit_device);
-    let _ = devices.extend(m.virtio_mmio.iter().map(|v| v.reg));
+    devices.extend(m.uart.map(|u| u.reg));
+    devices.extend(m.clint);
+    devices.extend(m.plic.map(|p| p.reg));
+    devices.extend(m.uintc.map(|u| u.reg));
+    devices.extend(m.exit_device);
+    devices.extend(m.virtio_mmio.iter().map(|v| v.reg));
     for d in devices {
         let base = d.base & !(sv39::PAGE_SIZE - 1);
         let size = (d.end().max(d.base + 1) - base).next_multiple_of(sv39::PAGE_SIZE);

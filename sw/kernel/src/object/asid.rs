@@ -3,19 +3,20 @@
 //! unmapped, so a deleted VSpace can never be written through a stale cap.
 //!
 //! The hardware ASID field is not used: every switch of address space flushes the TLB.
+use crate::kcell::KCell;
 use super::{at, cap_at, tcb::Tcb, InvResult, KSlots};
 use crate::ipc::Msg;
 use abi::{label, object::{ASID_POOLS, ASID_POOL_ENTRIES}};
 use caps::{cap::PT_ROOT, cspace::lookup_slot_exact, Cap, Error, Slots};
 
 /// Physical address of each pool (0 = none).
-static mut POOLS: [u64; ASID_POOLS] = [0; ASID_POOLS];
+static POOLS: KCell<[u64; ASID_POOLS]> = KCell::new([0; ASID_POOLS]);
 
 type Pool = [u64; ASID_POOL_ENTRIES];
 
 fn pools() -> &'static mut [u64; ASID_POOLS] {
     // SAFETY: under the kernel lock.
-    unsafe { &mut *(&raw mut POOLS) }
+    unsafe { POOLS.get() }
 }
 
 /// The VSpace root that owns `asid`, if any.

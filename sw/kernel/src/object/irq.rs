@@ -4,6 +4,7 @@
 //! instead hand the source to a user thread through its hart's U-mode context
 //! (`crate::uintr::ueip`); the kernel then keeps it masked in its own context except while
 //! that thread is parked in Wait.
+use crate::kcell::KCell;
 use super::{at, cap_at, tcb::Tcb, InvResult, KSlots};
 use crate::ipc::Msg;
 use crate::plic;
@@ -23,12 +24,12 @@ struct IrqState {
 }
 
 const IDLE: IrqState = IrqState { issued: false, ntfn: 0, badge: 0, direct: null_mut() };
-static mut IRQS: [IrqState; MAX_IRQS] = [IDLE; MAX_IRQS];
+static IRQS: KCell<[IrqState; MAX_IRQS]> = KCell::new([IDLE; MAX_IRQS]);
 static mut PLIC: Option<(u32, u16)> = None; // (sources, the kernel's context)
 
 fn irqs() -> &'static mut [IrqState; MAX_IRQS] {
     // SAFETY: under the kernel lock.
-    unsafe { &mut *(&raw mut IRQS) }
+    unsafe { IRQS.get() }
 }
 
 fn plic() -> Option<(u32, u16)> {

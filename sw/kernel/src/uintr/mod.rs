@@ -20,6 +20,7 @@ mod sender;
 pub mod ueip;
 mod uintc;
 
+use crate::kcell::KCell;
 use crate::arch::csr::{csrc, csrr, csrr_n, csrs, csrw_n};
 use crate::object::tcb::{State, Tcb};
 use crate::object::{at, notification::Notification};
@@ -77,7 +78,7 @@ struct HartState {
 #[allow(clippy::declare_interior_mutable_const)]
 const HART_INIT: HartState =
     HartState { owner: null_mut(), parked: [0; platform::uintc::MAX_SLOTS / 64], parked_active: false };
-static mut HARTS: [HartState; MAX_HARTS] = [HART_INIT; MAX_HARTS];
+static HARTS: KCell<[HartState; MAX_HARTS]> = KCell::new([HART_INIT; MAX_HARTS]);
 
 /// Per slot: the notification and the thread it was registered for.
 #[derive(Clone, Copy)]
@@ -85,8 +86,8 @@ struct SlotOwner {
     ntfn: u64,
     tcb: *mut Tcb,
 }
-static mut OWNERS: [SlotOwner; platform::uintc::MAX_SLOTS] =
-    [SlotOwner { ntfn: 0, tcb: null_mut() }; platform::uintc::MAX_SLOTS];
+static OWNERS: KCell<[SlotOwner; platform::uintc::MAX_SLOTS]> =
+    KCell::new([SlotOwner { ntfn: 0, tcb: null_mut() }; platform::uintc::MAX_SLOTS]);
 
 /// What a hart's user-interrupt CSRs hold (hardware), so that a switch writes only what
 /// differs: CSR writes drain Rocket's pipeline, and most threads never touch these. Each hart
@@ -108,21 +109,21 @@ struct Csrs {
 
 const CSRS_RESET: Csrs =
     Csrs { ustatus: 0, utvec: 0, uscratch: 0, uepc: 0, ucause: 0, utval: 0, sideleg: 0, sie: USIP, suist: 0, suirs: 0 };
-static mut CSRS: [Csrs; MAX_HARTS] = [CSRS_RESET; MAX_HARTS];
+static CSRS: KCell<[Csrs; MAX_HARTS]> = KCell::new([CSRS_RESET; MAX_HARTS]);
 
 fn csrs_of(h: usize) -> &'static mut Csrs {
     // SAFETY: only hart `h` uses entry `h`, and not reentrantly (traps from user mode only).
-    unsafe { &mut (*(&raw mut CSRS))[h] }
+    unsafe { &mut (*CSRS.as_ptr())[h] }
 }
 
 fn harts() -> &'static mut [HartState; MAX_HARTS] {
     // SAFETY: under the kernel lock.
-    unsafe { &mut *(&raw mut HARTS) }
+    unsafe { HARTS.get() }
 }
 
 fn owners() -> &'static mut [SlotOwner; platform::uintc::MAX_SLOTS] {
     // SAFETY: under the kernel lock.
-    unsafe { &mut *(&raw mut OWNERS) }
+    unsafe { OWNERS.get() }
 }
 
 fn this_hart() -> usize {
@@ -206,7 +207,7 @@ pub fn save_on_trap(t: *mut Tcb) {
 pub fn switch_to(t: &mut Tcb) {
     let h = this_hart();
     let hs = &mut harts()[h];
-    if hs.owner != t as *mut Tcb || t.uintr.loaded_on as usize != h + 1 {
+    if !core::ptr::eq(hs.owner, t) || t.uintr.loaded_on as usize != h + 1 {
         // SAFETY: an owner is live (tcb_destroyed clears it).
         if let Some(prev) = unsafe { hs.owner.as_mut() } {
             release(prev);
@@ -420,7 +421,7 @@ pub fn tcb_destroyed(t: &mut Tcb) {
         t.uintr.table = 0;
     }
     for hs in harts().iter_mut() {
-        if hs.owner == t as *mut Tcb {
+        if core::ptr::eq(hs.owner, t) {
             hs.owner = null_mut();
         }
     }

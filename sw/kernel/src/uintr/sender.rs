@@ -7,6 +7,7 @@
 //! An entry belongs to the Notification cap it was registered through: the cap carries a
 //! handle `gen << 32 | (table + 1) << 16 | index`, and the generation makes a handle whose
 //! table has since been freed and reused harmless.
+use crate::kcell::KCell;
 use crate::mm::phys_to_virt;
 use crate::object::tcb::Tcb;
 use abi::uintr::SENDER_ENTRIES;
@@ -26,12 +27,12 @@ struct Table {
     gen: u32,
 }
 
-static mut TABLES: [Table; MAX_TABLES] =
-    [Table { page: 0, shadow: 0, owner: core::ptr::null_mut(), used: 0, hwm: 0, gen: 0 }; MAX_TABLES];
+static TABLES: KCell<[Table; MAX_TABLES]> =
+    KCell::new([Table { page: 0, shadow: 0, owner: core::ptr::null_mut(), used: 0, hwm: 0, gen: 0 }; MAX_TABLES]);
 
 fn tables() -> &'static mut [Table; MAX_TABLES] {
     // SAFETY: under the kernel lock (or at boot).
-    unsafe { &mut *(&raw mut TABLES) }
+    unsafe { TABLES.get() }
 }
 
 fn entries(pa: usize) -> &'static mut [u64; SENDER_ENTRIES] {

@@ -2,6 +2,7 @@
 //! slot state kept in kernel memory for the emulation. Callers hold the kernel lock; the
 //! hardware registers are also written by `uipi.*` from user mode at any time, so every
 //! hardware access here is a single 8-byte MMIO operation.
+use crate::kcell::KCell;
 use platform::uintc as reg;
 use platform::uintc::{DEFAULT_SLOTS, MAX_SLOTS};
 
@@ -20,16 +21,16 @@ struct Slots {
     emu: [EmuSlot; MAX_SLOTS],
 }
 
-static mut SLOTS: Slots = Slots {
+static SLOTS: KCell<Slots> = KCell::new(Slots {
     mmio: 0,
     count: 0,
     used: [0; MAX_SLOTS / 64],
     emu: [EmuSlot { pending: 0, active: false, hart: 0 }; MAX_SLOTS],
-};
+});
 
 fn s() -> &'static mut Slots {
     // SAFETY: under the kernel lock (or at boot, before other harts run).
-    unsafe { &mut *(&raw mut SLOTS) }
+    unsafe { SLOTS.get() }
 }
 
 const LOW_MODE_RV64: u64 = 1 << reg::LOW_MODE_BIT;

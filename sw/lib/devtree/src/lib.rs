@@ -323,8 +323,8 @@ pub fn has_isa_extension(isa: &str, name: &str) -> bool {
         let letters = first.get(4..).unwrap_or("");
         // 'g' stands for imafd (plus zicsr/zifencei).
         let c = name.as_bytes()[0].to_ascii_lowercase();
-        return letters.bytes().any(|b| b.to_ascii_lowercase() == c)
-            || (b"imafd".contains(&c) && letters.bytes().any(|b| b.to_ascii_lowercase() == b'g'));
+        return letters.bytes().any(|b| b.eq_ignore_ascii_case(&c))
+            || (b"imafd".contains(&c) && letters.bytes().any(|b| b.eq_ignore_ascii_case(&b'g')));
     }
     parts.any(|p| lower(p, name))
 }

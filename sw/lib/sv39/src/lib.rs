@@ -155,7 +155,7 @@ impl<'m, M: PhysMem> Mapper<'m, M> {
 
     /// Map one page. Intermediate tables are allocated as needed.
     pub fn map(&mut self, va: usize, pa: usize, size: PageSize, flags: Flags) -> Result<(), MapError> {
-        if va % size.bytes() != 0 || pa % size.bytes() != 0 {
+        if !va.is_multiple_of(size.bytes()) || !pa.is_multiple_of(size.bytes()) {
             return Err(MapError::Misaligned);
         }
         if !is_canonical(va) {
@@ -189,14 +189,14 @@ impl<'m, M: PhysMem> Mapper<'m, M> {
 
     /// Map `[va, va+len)` to `[pa, pa+len)` using the largest pages alignment allows.
     pub fn map_range(&mut self, va: usize, pa: usize, len: usize, flags: Flags) -> Result<(), MapError> {
-        if va % PAGE_SIZE != 0 || pa % PAGE_SIZE != 0 || len % PAGE_SIZE != 0 {
+        if !va.is_multiple_of(PAGE_SIZE) || !pa.is_multiple_of(PAGE_SIZE) || !len.is_multiple_of(PAGE_SIZE) {
             return Err(MapError::Misaligned);
         }
         let mut off = 0;
         while off < len {
             let size = [PageSize::Size1G, PageSize::Size2M, PageSize::Size4K]
                 .into_iter()
-                .find(|s| (va + off) % s.bytes() == 0 && (pa + off) % s.bytes() == 0 && len - off >= s.bytes())
+                .find(|s| (va + off).is_multiple_of(s.bytes()) && (pa + off).is_multiple_of(s.bytes()) && len - off >= s.bytes())
                 .unwrap_or(PageSize::Size4K);
             self.map(va + off, pa + off, size, flags)?;
             off += size.bytes();
@@ -209,7 +209,7 @@ impl<'m, M: PhysMem> Mapper<'m, M> {
         let (table, level) = self.walk(va).ok_or(MapError::NotMapped)?;
         let slot = &mut self.mem.table(table)[index(va, level)];
         let size = [PageSize::Size4K, PageSize::Size2M, PageSize::Size1G][level];
-        if va % size.bytes() != 0 {
+        if !va.is_multiple_of(size.bytes()) {
             return Err(MapError::Misaligned);
         }
         let pa = slot.pa();
