@@ -408,9 +408,26 @@ pub fn free_receiver(n: &mut Notification) {
         }
     }
     sender::retarget(ntfn, None);
+    drain_sends();
     uintc::free(s);
     owners()[s as usize] = SlotOwner { ntfn: 0, tcb: null_mut() };
     n.uslot = 0;
+}
+
+/// Entries were just invalidated: let no `uipi.send` that read one of them before that land
+/// after this returns. The uipi unit finishes a send after the instruction retires (the
+/// entry load, then the UINTC write), but it is busy until then and a `fence` waits for it;
+/// every hart passes one on kernel entry (the Release store of `in_user`). So once each hart
+/// that is in user mode has been kicked out of it, nothing is in flight (this hart drained at
+/// its own entry). The emulation sends under the kernel lock: nothing to drain.
+fn drain_sends() {
+    if !hardware() {
+        return;
+    }
+    let me = this_hart();
+    for h in (0..MAX_HARTS).filter(|&h| h != me) {
+        sched::kick(h);
+    }
 }
 
 /// Thread `t` is being destroyed (already suspended): its table goes; no hart may keep it.
