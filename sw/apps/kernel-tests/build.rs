@@ -1,12 +1,8 @@
-//! User programs link low in the address space; the kernel maps them from their ELF headers.
-use std::{env, fs, path::PathBuf};
-
+//! Linked like every user program, with userlib's script (see sw/userlib/build.rs).
 fn main() {
-    if env::var("CARGO_CFG_TARGET_ARCH").as_deref() != Ok("riscv64") {
+    if std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() != Ok("riscv64") {
         return;
     }
-    let out = PathBuf::from(env::var("OUT_DIR").unwrap());
-    fs::write(out.join("user.ld"), include_str!("user.ld")).unwrap();
-    println!("cargo:rustc-link-arg-bins=-T{}", out.join("user.ld").display());
-    println!("cargo:rerun-if-changed=user.ld");
+    let ld = std::env::var("DEP_USERLIB_LINKER_SCRIPT").expect("userlib exports its linker script");
+    println!("cargo:rustc-link-arg-bins=-T{ld}");
 }
