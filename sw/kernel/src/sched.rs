@@ -231,12 +231,15 @@ pub fn set_affinity(t: &mut Tcb, hart: usize) {
 pub fn shootdown(asid: Option<u16>) {
     TLB_GEN.fetch_add(1, Ordering::AcqRel);
     stats::count(stat::SHOOTDOWNS);
+    kick_others(|h| asid.is_none_or(|a| percpu::of(h).active_asid.load(Ordering::Relaxed) == a as usize));
+}
+
+/// `kick` every other hart that `which` selects: once this returns, none of them is still in
+/// the user mode it was in when this was called.
+pub fn kick_others(which: impl Fn(usize) -> bool) {
     let me = this_hart();
-    for h in 0..MAX_HARTS {
-        let cpu = percpu::of(h);
-        if h != me && asid.is_none_or(|a| cpu.active_asid.load(Ordering::Relaxed) == a as usize) {
-            kick(h);
-        }
+    for h in (0..MAX_HARTS).filter(|&h| h != me && which(h)) {
+        kick(h);
     }
 }
 

@@ -421,12 +421,8 @@ pub fn free_receiver(n: &mut Notification) {
 /// that is in user mode has been kicked out of it, nothing is in flight (this hart drained at
 /// its own entry). The emulation sends under the kernel lock: nothing to drain.
 fn drain_sends() {
-    if !hardware() {
-        return;
-    }
-    let me = this_hart();
-    for h in (0..MAX_HARTS).filter(|&h| h != me) {
-        sched::kick(h);
+    if hardware() {
+        sched::kick_others(|_| true);
     }
 }
 
