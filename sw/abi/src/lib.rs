@@ -35,6 +35,11 @@ pub mod syscall {
     /// `usize::MAX` if a0 is not a TCB cap. It shows that user-interrupt delivery needs no
     /// kernel entry on the hardware path.
     pub const DEBUG_THREAD_ENTRIES: isize = -35;
+    /// Ours: run the kernel's consistency checker (derivation tree, Untyped watermarks, object
+    /// overlap, every user mapping vouched for by a cap). a0 = the debug cap; returns a0 = the
+    /// number of violations (usize::MAX without the cap), a1 = slots checked, a2 = 1 if a
+    /// bounded table filled up.
+    pub const DEBUG_CHECK_INVARIANTS: isize = -36;
 }
 
 /// Counters read by `DEBUG_STAT`.
@@ -179,6 +184,9 @@ pub mod object {
     pub const ASID_CONTROL: usize = 10;
     pub const IRQ_CONTROL: usize = 11;
     pub const IRQ_HANDLER: usize = 12;
+    /// DebugCapIdentify only: a reply cap, and the debug capability (`init_cap::DEBUG`).
+    pub const REPLY: usize = 13;
+    pub const DEBUG_CONTROL: usize = 14;
 
     /// Ours is larger than seL4's 2^10: the TCB carries the full user-interrupt state too.
     pub const TCB_BITS: usize = 11;
@@ -305,6 +313,9 @@ pub mod init_cap {
     pub const BOOTINFO_FRAME: usize = 9;
     pub const IPC_BUFFER: usize = 10;
     pub const DOMAIN: usize = 11;
+    /// The debug capability: the authority to halt the machine and dump the scheduler
+    /// (DebugHalt, DebugDumpScheduler name it in a register). Only the root task gets it.
+    pub const DEBUG: usize = 12;
     pub const FIRST_FREE: usize = 16;
     /// The root CNode has 2^ROOT_CNODE_BITS slots and no guard, so a slot index is a cptr.
     pub const ROOT_CNODE_BITS: usize = 12;

@@ -27,7 +27,16 @@ pub fn handle(me: &mut Tcb, n: isize) -> bool {
             me.ctx.regs[A1] = crate::percpu::this().hart;
         }
         nr::DEBUG_STAT => me.ctx.regs[A0] = stats::read(a0).map_or(usize::MAX, |v| v as usize),
-        nr::DEBUG_DUMP_SCHEDULER => sched::dump(),
+        // The scheduler dump shows kernel addresses and Halt ends the system: both need the
+        // debug capability (its cptr in a0 / a1); without it they return usize::MAX.
+        nr::DEBUG_DUMP_SCHEDULER => {
+            if !holds_debug_cap(me, a0) {
+                me.ctx.regs[A0] = usize::MAX;
+                return true;
+            }
+            sched::dump();
+            me.ctx.regs[A0] = 0;
+        }
         nr::DEBUG_THREAD_ENTRIES => {
             me.ctx.regs[A0] = match tcb::lookup_cap_of(me, a0) {
                 Some((caps::Cap::Tcb { obj }, _)) => crate::object::at::<tcb::Tcb>(obj).entries as usize,
@@ -37,7 +46,21 @@ pub fn handle(me: &mut Tcb, n: isize) -> bool {
         nr::DEBUG_CAP_IDENTIFY => {
             me.ctx.regs[A0] = tcb::lookup_cap_of(me, a0).map_or(0, |(c, _)| identify(&c));
         }
+        nr::DEBUG_CHECK_INVARIANTS => {
+            if !holds_debug_cap(me, a0) {
+                me.ctx.regs[A0] = usize::MAX;
+                return true;
+            }
+            let r = crate::invariants::check();
+            me.ctx.regs[A0] = r.violations;
+            me.ctx.regs[A1] = r.slots;
+            me.ctx.regs[crate::ipc::A0 + 2] = r.truncated as usize;
+        }
         nr::DEBUG_HALT => {
+            if !holds_debug_cap(me, me.ctx.regs[A1]) {
+                me.ctx.regs[A0] = usize::MAX;
+                return true;
+            }
             kprintln!("[kernel] DebugHalt({a0}) from the root task");
             if a0 == 0 {
                 arch::exit::pass()
@@ -48,6 +71,10 @@ pub fn handle(me: &mut Tcb, n: isize) -> bool {
         _ => return false,
     }
     true
+}
+
+fn holds_debug_cap(me: &Tcb, cptr: usize) -> bool {
+    matches!(tcb::lookup_cap_of(me, cptr), Some((Cap::DebugControl, _)))
 }
 
 /// Object type + 1 (0 = empty).
@@ -67,6 +94,7 @@ fn identify(c: &Cap) -> usize {
         Cap::AsidControl => object::ASID_CONTROL,
         Cap::IrqControl => object::IRQ_CONTROL,
         Cap::IrqHandler { .. } => object::IRQ_HANDLER,
-        Cap::Reply { .. } => 13,
+        Cap::Reply { .. } => object::REPLY,
+        Cap::DebugControl => object::DEBUG_CONTROL,
     }
 }

@@ -11,13 +11,32 @@ const SIP_SEIP: usize = 1 << 9;
 const IRQ_U_SOFT: usize = 0;
 const SIP_USIP: usize = 1 << IRQ_U_SOFT;
 
-/// One interrupt, by cause code (kernel lock held).
+/// One interrupt that stopped a user thread, by cause code (kernel lock held): the tick may
+/// end its slice.
 pub fn handle(code: usize, cpu: &PerCpu) {
+    if code == IRQ_S_TIMER {
+        arch::timer::on_interrupt(cpu);
+        crate::sched::tick();
+    } else {
+        dispatch(code, cpu);
+    }
+}
+
+/// One interrupt taken in the kernel itself (only where it runs with interrupts enabled, the
+/// boot checks, without the kernel lock): no thread to preempt, so the tick only re-arms the
+/// timer, and parked U-notification waiters (lock-protected state) wait for a user-mode entry.
+pub fn handle_in_kernel(code: usize, cpu: &PerCpu) {
     match code {
-        IRQ_S_TIMER => {
-            arch::timer::on_interrupt(cpu);
-            crate::sched::tick();
-        }
+        IRQ_S_TIMER => arch::timer::on_interrupt(cpu),
+        IRQ_U_SOFT => {}
+        _ => dispatch(code, cpu),
+    }
+}
+
+/// Everything but the tick, the same from either mode. An unknown cause is reported and
+/// dropped: nothing a user can raise may stop the kernel.
+fn dispatch(code: usize, cpu: &PerCpu) {
+    match code {
         IRQ_S_SOFT => arch::ipi::on_interrupt(cpu),
         IRQ_S_EXTERNAL => crate::object::irq::handle_external(),
         IRQ_U_SOFT => crate::uintr::poll_parked(),

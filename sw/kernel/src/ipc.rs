@@ -143,7 +143,7 @@ fn transfer_caps(from: &Tcb, to: &mut Tcb, count: usize, ep: u64) -> (usize, usi
             }
             _ => {
                 let Some(d) = dest_slot.take() else { break };
-                let Ok(derived) = cap.derive() else { break };
+                let Ok(derived) = caps::cdt::derive(&KSlots, slot) else { break };
                 if caps::cdt::insert(&mut KSlots, slot, d, derived).is_err() {
                     break;
                 }
@@ -157,7 +157,9 @@ fn transfer_caps(from: &Tcb, to: &mut Tcb, count: usize, ep: u64) -> (usize, usi
 /// The receiver's empty receive slot, if it named one.
 fn receive_slot(to: &Tcb, b: &IpcBuffer) -> Option<SlotRef> {
     let root = tcb::lookup_cap_of(to, b.receive_cnode)?.0;
-    let depth = b.receive_depth as u8;
+    // A depth the user wrote into its buffer: out of 1..=64 means no receive slot (a plain
+    // `as u8` made 257 a depth of 1).
+    let depth = u8::try_from(b.receive_depth).ok().filter(|d| (1..=64).contains(d))?;
     let slot = caps::cspace::lookup_slot_exact(&KSlots, root, b.receive_index as u64, depth).ok()?;
     crate::object::cap_at(slot).is_null().then_some(slot)
 }

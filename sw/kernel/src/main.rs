@@ -21,6 +21,8 @@ mod fault;
 #[cfg(target_arch = "riscv64")]
 mod interrupt;
 #[cfg(target_arch = "riscv64")]
+mod invariants;
+#[cfg(target_arch = "riscv64")]
 mod ipc;
 #[cfg(target_arch = "riscv64")]
 mod kcell;

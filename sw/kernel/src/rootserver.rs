@@ -68,9 +68,11 @@ impl Root {
     fn map_new(&mut self, va: usize, flags: Flags, paging: &mut heapless::Vec<(u64, u64), 64>) -> Result<u64, LoadError> {
         let pa = frames::alloc_zeroed().ok_or(LoadError::OutOfMemory)? as u64;
         let mut err = false;
-        vspace::boot_map(self.vspace, va, pa as usize, flags, &mut || {
+        vspace::boot_map(self.vspace, va, pa as usize, flags, &mut |level| {
             let t = frames::alloc_zeroed().unwrap_or(0) as u64;
-            err |= t == 0 || paging.push((t, va as u64)).is_err();
+            // Its cap records the address the table covers from, as PageTable_Map does.
+            let covered = va as u64 & !((1u64 << (12 + 9 * level)) - 1);
+            err |= t == 0 || paging.push((t, covered)).is_err();
             t
         });
         if err {
@@ -179,6 +181,7 @@ pub fn create(m: &devtree::Machine) -> Result<bool, LoadError> {
     root.put(init_cap::IRQ_CONTROL, Cap::IrqControl);
     object::irq::set_control_slot(root.slot(init_cap::IRQ_CONTROL));
     root.put(init_cap::ASID_CONTROL, Cap::AsidControl);
+    root.put(init_cap::DEBUG, Cap::DebugControl);
     root.put(init_cap::ASID_POOL, Cap::AsidPool { base: pool, asid_base: 0 });
 
     // The image, then stack, boot info and IPC buffer, each with a frame cap.
@@ -189,9 +192,19 @@ pub fn create(m: &devtree::Machine) -> Result<bool, LoadError> {
         root.map_new(layout::ROOT_STACK_TOP - i * PAGE_SIZE, Flags::RW, &mut paging)?;
     }
     let frames_end = root.next;
-    let mut table = || frames::alloc_zeroed().unwrap_or(0) as u64;
-    vspace::boot_map(vs, layout::ROOT_BOOTINFO, bi_pa as usize, Flags::R, &mut table);
-    vspace::boot_map(vs, layout::ROOT_IPC_BUFFER, ipc_pa as usize, Flags::RW, &mut table);
+    // Their tables get caps like every other (the consistency checker wants every table
+    // vouched for, and the root task can then unmap them).
+    for (va, pa, flags) in [(layout::ROOT_BOOTINFO, bi_pa, Flags::R), (layout::ROOT_IPC_BUFFER, ipc_pa, Flags::RW)] {
+        let mut err = false;
+        vspace::boot_map(vs, va, pa as usize, flags, &mut |level| {
+            let t = frames::alloc_zeroed().unwrap_or(0) as u64;
+            err |= t == 0 || paging.push((t, va as u64 & !((1u64 << (12 + 9 * level)) - 1))).is_err();
+            t
+        });
+        if err {
+            return Err(LoadError::OutOfMemory);
+        }
+    }
     root.put(init_cap::BOOTINFO_FRAME, Cap::Frame { base: bi_pa, size_bits: 12, rights: Rights::ALL, mapped: Some((1, layout::ROOT_BOOTINFO as u64)) });
     root.put(init_cap::IPC_BUFFER, Cap::Frame { base: ipc_pa, size_bits: 12, rights: Rights::ALL, mapped: Some((1, layout::ROOT_IPC_BUFFER as u64)) });
     let paging_start = root.next;

@@ -96,9 +96,11 @@ fn send(me: &mut Tcb, blocking: bool, call: bool) {
             ipc::reply_to_invocation(me, r);
         }
         Cap::Notification { obj, badge, rights, .. } if rights.write => {
-            notification::signal(obj, badge);
+            // A failed signal (badge no vector of a U-notification) is an error reply to a
+            // Call and dropped for a Send, like any failed invocation.
+            let r = notification::signal(obj, badge).map(|_| 0);
             if call {
-                ipc::reply_to_invocation(me, Ok(0));
+                ipc::reply_to_invocation(me, r);
             }
         }
         Cap::Reply { tcb, can_grant } => do_reply(me, tcb, can_grant, slot),

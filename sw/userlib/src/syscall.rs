@@ -124,8 +124,10 @@ pub fn debug_stat(which: usize) -> usize {
     raw(nr::DEBUG_STAT, [which, 0, 0, 0, 0, 0])
 }
 
-pub fn debug_dump_scheduler() {
-    raw(nr::DEBUG_DUMP_SCHEDULER, [0; 6]);
+/// Print the kernel's scheduler state; needs the debug capability (the root task's is at
+/// `abi::init_cap::DEBUG`). False if `debug_cap` is not one.
+pub fn debug_dump_scheduler(debug_cap: usize) -> bool {
+    raw(nr::DEBUG_DUMP_SCHEDULER, [debug_cap, 0, 0, 0, 0, 0]) == 0
 }
 
 /// The object type (`abi::object`) of the cap at `cptr`, or `None` for an empty/invalid slot.
@@ -136,11 +138,23 @@ pub fn debug_cap_identify(cptr: usize) -> Option<usize> {
     }
 }
 
-/// End the whole system (debug builds of the kernel): status 0 is success.
+/// The kernel's consistency check (`abi::syscall::DEBUG_CHECK_INVARIANTS`): `(violations,
+/// slots checked, truncated)`, or None if `debug_cap` is not the debug capability.
+pub fn debug_check_invariants(debug_cap: usize) -> Option<(usize, usize, bool)> {
+    let [v, s, t, ..] = sys6(nr::DEBUG_CHECK_INVARIANTS, [debug_cap, 0, 0, 0, 0, 0]);
+    (v != usize::MAX).then_some((v, s, t != 0))
+}
+
+/// End the whole system with the root task's debug capability: status 0 is success.
 pub fn debug_halt(status: usize) -> ! {
-    raw(nr::DEBUG_HALT, [status, 0, 0, 0, 0, 0]);
+    try_debug_halt(abi::init_cap::DEBUG, status);
     #[allow(clippy::empty_loop)]
     loop {}
+}
+
+/// End the whole system if `debug_cap` is the debug capability; returns only if it is not.
+pub fn try_debug_halt(debug_cap: usize, status: usize) {
+    raw(nr::DEBUG_HALT, [status, debug_cap, 0, 0, 0, 0]);
 }
 
 /// How many times the thread `tcb` entered the kernel by itself (system calls, faults, trapped

@@ -26,6 +26,9 @@ pub const PAGE: usize = 1 << object::PAGE_BITS;
 /// `Fail`s, and a test returns at its first one), which keeps `Result`s small.
 pub struct Fail {
     len: usize,
+    /// Not a failure: the test cannot run here (e.g. it needs a second hart). The runner
+    /// counts it apart, so a test that could not run never reads as passed.
+    pub skipped: bool,
 }
 
 struct FailBuf(core::cell::UnsafeCell<[u8; 240]>);
@@ -52,8 +55,11 @@ impl Write for FailWriter {
 impl Fail {
     pub fn new(file: &str, line: u32, args: fmt::Arguments) -> Fail {
         let mut w = FailWriter(0);
-        let _ = write!(w, "{}:{}: {}", file.rsplit('/').next().unwrap_or(file), line, args);
-        Fail { len: w.0 }
+        let _ = if file.is_empty() { write!(w, "{}", args) } else { write!(w, "{}:{}: {}", file.rsplit('/').next().unwrap_or(file), line, args) };
+        Fail { len: w.0, skipped: false }
+    }
+    pub fn skip(args: fmt::Arguments) -> Fail {
+        Fail { skipped: true, ..Fail::new("", 0, args) }
     }
     pub fn as_str(&self) -> &str {
         // SAFETY: see FailBuf.
@@ -386,6 +392,11 @@ impl Env {
         self.nspawned = 0;
     }
 
+    /// An affinity index other than the root task's, or a skip: the test needs two harts.
+    pub fn need_other_hart(&self) -> Result<usize, Fail> {
+        self.other_hart().ok_or_else(|| Fail::skip(format_args!("needs a second hart")))
+    }
+
     /// Number of harts, and an affinity index other than the root task's (if any).
     pub fn other_hart(&self) -> Option<usize> {
         let n = userlib::bootinfo::harts(self.bi);
@@ -407,6 +418,16 @@ impl Env {
 
 fn ok_env(r: userlib::Result<()>, what: &str) -> TResult {
     r.map_err(|e| fail(format_args!("{}: {}", what, e)))
+}
+
+/// The kernel's consistency checker (derivation tree, watermarks, overlap, mappings) finds
+/// nothing wrong.
+pub fn check_invariants() -> TResult {
+    match syscall::debug_check_invariants(abi::init_cap::DEBUG) {
+        Some((0, _, _)) => Ok(()),
+        Some((n, slots, _)) => Err(fail(format_args!("kernel invariants: {} violations over {} slots (see the kernel log)", n, slots))),
+        None => Err(fail(format_args!("DebugCheckInvariants refused the debug cap"))),
+    }
 }
 
 /// Wait (in the root) until `SHARED[i] >= v`, yielding; fails after `rounds` yields.

@@ -22,6 +22,8 @@ mod t_fault;
 #[cfg(target_arch = "riscv64")]
 mod t_ipc;
 #[cfg(target_arch = "riscv64")]
+mod t_isolation;
+#[cfg(target_arch = "riscv64")]
 mod t_irq;
 #[cfg(target_arch = "riscv64")]
 mod t_tcb;
@@ -118,6 +120,14 @@ mod rt {
         ("uintr_irq_set_uintr", crate::t_uintr::irq_set_uintr),
         ("uintr_device_irq", crate::t_uintr_irq::device_irq),
         ("revoke_reclaims_memory", crate::t_untyped::revoke_reclaims),
+        ("isolation_untyped_copy_no_overlap", crate::t_isolation::untyped_copy_no_overlap),
+        ("isolation_untyped_ipc_transfer", crate::t_isolation::untyped_ipc_transfer),
+        ("isolation_page_table_stale_copy", crate::t_isolation::page_table_stale_copy),
+        ("isolation_frame_remap_in_place", crate::t_isolation::frame_remap_in_place),
+        ("isolation_configure_emptied_source", crate::t_isolation::configure_emptied_source),
+        ("isolation_debug_calls_need_the_cap", crate::t_isolation::debug_calls_need_the_cap),
+        ("isolation_receive_depth_out_of_range", crate::t_isolation::receive_depth_out_of_range),
+        ("isolation_read_registers_without_buffer", crate::t_isolation::read_registers_without_buffer),
         ("fastpath_call_replyrecv", crate::t_bench::fastpath),
         ("bench_round_trip", crate::t_bench::round_trip),
         ("uintr_bench", crate::t_uintr::bench),
@@ -148,15 +158,23 @@ mod rt {
             Ok(n) => PARK.store(n, Ordering::SeqCst),
             Err(f) => println!("[ktest] cannot create the park notification: {}", f.as_str()),
         }
-        let (mut passed, mut failed) = (0, 0);
+        let (mut passed, mut failed, mut skipped) = (0, 0, 0);
         for (name, test) in tests() {
             print!("[ktest] {} ... ", name);
-            let r = test(&mut env);
+            let mut r = test(&mut env);
             env.stop_helpers();
+            // Whatever the test did, the kernel's own consistency checker must still agree.
+            if r.is_ok() {
+                r = crate::env::check_invariants();
+            }
             match r {
                 Ok(()) => {
                     passed += 1;
                     println!("ok");
+                }
+                Err(f) if f.skipped => {
+                    skipped += 1;
+                    println!("skipped: {}", f.as_str());
                 }
                 Err(f) => {
                     failed += 1;
@@ -164,7 +182,7 @@ mod rt {
                 }
             }
         }
-        println!("[ktest] summary: {} passed, {} failed", passed, failed);
+        println!("[ktest] summary: {} passed, {} failed, {} skipped", passed, failed, skipped);
         println!(
             "[ktest] fastpath: call {}, reply_recv {}, slowpath ipc {}",
             syscall::debug_stat(abi::stat::FASTPATH_CALL),

@@ -103,7 +103,7 @@ pub fn debug_clock_and_stat(env: &mut Env) -> TResult {
     ensure_eq!(h1, env.bi.hart_ids[env.bi.node_id], "hart from GetClock vs BootInfo.node_id");
     ensure_eq!(h2, h1, "root task moved harts");
     ensure!(entries2 >= entries1 + 11, "KERNEL_ENTRIES grew by {} over 12 syscalls", entries2 - entries1);
-    syscall::debug_dump_scheduler();
+    ensure!(syscall::debug_dump_scheduler(abi::init_cap::DEBUG), "DebugDumpScheduler with the debug cap was refused");
     Ok(())
 }
 

@@ -45,7 +45,7 @@ pub fn fastpath(env: &mut Env) -> TResult {
 }
 
 pub fn round_trip(env: &mut Env) -> TResult {
-    let Some(other) = env.other_hart() else { return Ok(()) };
+    let other = env.need_other_hart()?;
     let ep = env.alloc_cap(o::ENDPOINT)?;
     env.spawn_on(ping_server, ep, 255, other)?;
     ping(ep, 10)?;

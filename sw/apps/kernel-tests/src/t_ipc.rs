@@ -169,12 +169,12 @@ pub fn long_messages(env: &mut Env) -> TResult {
 }
 
 /// Sends MR0 = 0x77 with the cap in shared[4] as an extra cap, via `cap`.
-extern "C" fn cap_sender(cap: usize) -> ! {
+pub(crate) extern "C" fn cap_sender(cap: usize) -> ! {
     endpoint::send_msg(cap, 0x12, &[0x77], &[sget(4)]);
     park()
 }
 
-fn receive_with_cap(env: &mut Env, ep: usize, send_via: usize, extra: usize) -> Result<(MessageInfo, usize), crate::env::Fail> {
+pub(crate) fn receive_with_cap(env: &mut Env, ep: usize, send_via: usize, extra: usize) -> Result<(MessageInfo, usize), crate::env::Fail> {
     let slot = env.slot()?;
     ipc::set_receive_path(CNODE, slot, ROOT_DEPTH);
     sset(4, extra);
@@ -252,7 +252,7 @@ pub fn rights_enforced(env: &mut Env) -> TResult {
 }
 
 pub fn cross_core(env: &mut Env) -> TResult {
-    let Some(other) = env.other_hart() else { return Ok(()) };
+    let other = env.need_other_hart()?;
     let ep = env.alloc_cap(o::ENDPOINT)?;
     let b = env.mint(ep, rights::ALL, 0x99)?;
     env.spawn_on(doubler, ep, 255, other)?;

@@ -806,6 +806,11 @@ fn poll_and_wait_inner(env: &mut Env, c: &mut Cleanup) -> TResult {
     syscall::signal(k7);
     ensure_eq!(poll_collect(vector_bit(7)), vector_bit(7), "poll after a kernel Signal with badge 7");
     ensure!(gauge(stat::UINTR_KERNEL_SENDS) > ks0, "UINTR_KERNEL_SENDS did not count the Signal");
+    // A badge that names no vector is an error (it used to fold onto vector badge % 64).
+    let k64 = env.mint(n, rights::ALL, 64)?;
+    let (_, info, _) = syscall::call(k64, abi::MessageInfo::new(0, 0, 0, 0), [0; 4]);
+    ensure_eq!(info.label, abi::error::RANGE_ERROR, "Call-Signal with badge 64 on a U-notification");
+    syscall::signal(k64);
     ensure_eq!(poll_quiet(), 0, "polls after everything was collected");
 
     // A thread blocked in wait, woken by a sender on another hart, then by the kernel.
@@ -1152,7 +1157,7 @@ fn poll_round_trips(to_far: usize, answer: u64) -> Result<usize, Fail> {
 
 fn bench_inner(env: &mut Env, c: &mut Cleanup) -> TResult {
     let mode = need_mode(env)?;
-    let Some(other) = env.other_hart() else { return Ok(()) };
+    let other = env.need_other_hart()?;
     BENCH[B_MODE].store(mode, SeqCst);
     BENCH[B_ROUNDS].store(BENCH_ROUNDS, SeqCst);
     let r = &RX[3];

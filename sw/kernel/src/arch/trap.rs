@@ -106,16 +106,6 @@ pub fn enter_user(ctx: &mut UserContext) -> ! {
     unsafe { return_to_user(ctx) }
 }
 
-/// Interrupts are handled the same whichever mode they interrupted.
-pub fn handle_interrupt(scause: usize, cpu: &percpu::PerCpu) {
-    match scause & !INTERRUPT {
-        IRQ_S_TIMER => arch::timer::on_interrupt(cpu),
-        IRQ_S_SOFT => arch::ipi::on_interrupt(cpu),
-        9 => crate::object::irq::handle_external(),
-        code => panic!("unexpected interrupt {code} on hart {}", cpu.hart),
-    }
-}
-
 pub fn install() {
     extern "C" {
         fn kernel_trap_vector();
@@ -128,7 +118,7 @@ extern "C" fn kernel_trap(f: &mut TrapFrame) {
     let scause = csrr!("scause");
     let cpu = percpu::this();
     if scause & INTERRUPT != 0 {
-        handle_interrupt(scause, cpu);
+        crate::interrupt::handle_in_kernel(scause & !INTERRUPT, cpu);
         return;
     }
     // An expected fault (crate::mm::probe): resume at the fix-up address instead of dying.

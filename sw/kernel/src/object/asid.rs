@@ -30,6 +30,20 @@ pub fn vspace_of(asid: u16) -> Option<u64> {
 }
 
 /// The boot VSpace gets ASID 1 in pool 0 (made at boot like seL4's initial pool).
+/// Every (ASID, VSpace root) assigned (the consistency checker).
+pub fn for_each_vspace(mut f: impl FnMut(u16, u64)) {
+    for (hi, &pool) in pools().iter().enumerate() {
+        if pool == 0 {
+            continue;
+        }
+        for (lo, &root) in at::<Pool>(pool).iter().enumerate() {
+            if root != 0 {
+                f((hi * ASID_POOL_ENTRIES + lo) as u16, root);
+            }
+        }
+    }
+}
+
 pub fn boot_pool(pool_pa: u64) {
     pools()[0] = pool_pa;
 }

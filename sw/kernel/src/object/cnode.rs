@@ -61,10 +61,7 @@ pub fn invoke(me: &mut Tcb, service: Cap, m: &Msg) -> InvResult {
             let dest = empty_slot(service, mr(0), mr(1))?;
             let src = full_slot(m.caps[0].0, mr(2), mr(3))?;
             let rights = Rights::from_word(mr(4) as u64);
-            if matches!(cap_at(src), Cap::Untyped { .. }) && caps::cdt::has_children(&KSlots, src) {
-                return Err(Error::RevokeFirst);
-            }
-            let mut cap = cap_at(src).derive()?.mask_rights(rights);
+            let mut cap = caps::cdt::derive(&KSlots, src)?.mask_rights(rights);
             if mint {
                 cap = cap.update_data(mr(5) as u64).ok_or(Error::IllegalOperation)?;
             }

@@ -77,7 +77,10 @@ pub fn handle_external() {
         if let Some(t) = unsafe { st.direct.as_mut() } {
             crate::uintr::ueip::parked_source_fired(t);
         } else if st.ntfn != 0 {
-            super::notification::signal(st.ntfn, st.badge);
+            // A badge that is no vector of a U-notification drops the interrupt (reported).
+            if super::notification::signal(st.ntfn, st.badge).is_err() {
+                crate::kprintln!("[kernel] IRQ {irq}: badge {:#x} is no U-notification vector; dropped", st.badge);
+            }
         }
     }
 }

@@ -44,8 +44,9 @@ fn deliver(t: &mut Tcb, badge: u64) {
     sched::make_runnable(t);
 }
 
-/// seL4 sendSignal.
-pub fn signal(pa: u64, badge: u64) {
+/// seL4 sendSignal. A U-notification takes the badge as a vector number: one past the last
+/// vector is an error (it used to fold silently onto another vector).
+pub fn signal(pa: u64, badge: u64) -> Result<(), caps::Error> {
     let n = at::<Notification>(pa);
     if n.uslot != 0 {
         return crate::uintr::kernel_signal(n, badge);
@@ -57,7 +58,7 @@ pub fn signal(pa: u64, badge: u64) {
                 if b.state == State::BlockedOnReceive {
                     tcb::cancel_ipc(b);
                     deliver(b, badge);
-                    return;
+                    return Ok(());
                 }
             }
             n.word = badge;
@@ -75,6 +76,7 @@ pub fn signal(pa: u64, badge: u64) {
         }
         NtfnState::Active => n.word |= badge,
     }
+    Ok(())
 }
 
 /// seL4 receiveSignal: Wait (blocking) or Poll.

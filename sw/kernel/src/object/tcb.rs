@@ -149,7 +149,7 @@ pub fn create(pa: u64, hart: usize) {
     }
 }
 
-/// Every TCB, for the scheduler dump.
+/// Every live TCB (the scheduler dump, the consistency checker).
 pub fn for_each(mut f: impl FnMut(&Tcb)) {
     // SAFETY: under the kernel lock.
     let mut p = unsafe { ALL };
@@ -233,9 +233,14 @@ pub fn reply_cap_gone(tcb: u64) {
 
 /// Put `cap` into one of the TCB's slots as a copy of the cap in `src` (Configure, SetSpace,
 /// SetIPCBuffer), deleting what was there.
+///
+/// Deleting the old cap can destroy objects (the old CSpace root may be the last cap to the
+/// CNode that holds the argument caps), so the source is checked again afterwards and the new
+/// cap goes in only if it still names the same object (seL4 sameObjectAs); otherwise the slot
+/// stays empty, as in seL4.
 fn install(t: &mut Tcb, i: usize, cap: Cap, src: SlotRef) -> Result<(), Error> {
     super::delete_slot(t.slot(i));
-    if cap.is_null() {
+    if cap.is_null() || !caps::cdt::same_object(&cap, &cap_at(src)) {
         return Ok(());
     }
     caps::cdt::insert(&mut KSlots, src, t.slot(i), cap)
@@ -314,10 +319,9 @@ pub fn invoke(me: &mut Tcb, target: u64, m: &Msg) -> InvResult {
                 sched::stall(t);
             }
             let regs_now = read_regs(t);
-            for (i, v) in regs_now.iter().take(count).enumerate() {
-                ipc::set_mr(me, i, *v);
-            }
-            Ok(count)
+            // Without an IPC buffer only the first few fit: the reply says how many did.
+            let written = regs_now.iter().take(count).enumerate().take_while(|&(i, v)| ipc::set_mr(me, i, *v)).count();
+            Ok(written)
         }
         label::TCB_WRITE_REGISTERS => {
             m.need(3, 0)?;

@@ -98,6 +98,13 @@ pub fn invoke_page_table(me: &mut Tcb, slot: u64, cap: Cap, m: &Msg) -> InvResul
             Ok(0)
         }
         label::RISCV_PAGE_TABLE_UNMAP => {
+            // Copies of a mapped table carry its mapping: while one exists, unmapping (and then
+            // remapping) through this one would leave the copy naming a stale place, and the
+            // last delete would tear down the wrong entry and free a table still in the MMU
+            // (seL4: RevokeFirst unless final).
+            if mapped.is_some() && !caps::cdt::is_final(&KSlots, slot) {
+                return Err(Error::RevokeFirst);
+            }
             match mapped {
                 Some((_, PT_ROOT)) => return Err(Error::RevokeFirst),
                 Some((asid, va)) => {
@@ -196,7 +203,10 @@ pub fn invoke_frame(me: &mut Tcb, slot: u64, cap: Cap, m: &Msg) -> InvResult {
             if l != level {
                 return Err(Error::FailedLookup(LookupFault::MissingCapability { bits_left: (12 + 9 * (l + 1)) as u8 }));
             }
-            if mapped.is_none() && pte.is_valid() {
+            // A remap in place rewrites only an entry that still maps this frame: the entry the
+            // cap remembers may have gone with its page table and been reused by another.
+            let maps_this = pte.is_valid() && pte.is_leaf() && pte.pa() as u64 == base;
+            if pte.is_valid() && (mapped.is_none() || !maps_this) {
                 return Err(Error::DeleteFirst);
             }
             *pte = Pte::new(base as usize, flags);
@@ -240,13 +250,13 @@ pub fn fault_is_spurious(t: &Tcb, va: usize, cause: usize) -> bool {
 }
 
 /// Map a frame for the kernel's own boot-time construction of the root task's VSpace (tables
-/// come from `alloc`).
-pub fn boot_map(root: u64, va: usize, pa: usize, flags: Flags, alloc: &mut dyn FnMut() -> u64) {
+/// come from `alloc`, told the level of the entry that will point to them).
+pub fn boot_map(root: u64, va: usize, pa: usize, flags: Flags, alloc: &mut dyn FnMut(u32) -> u64) {
     let mut t = root;
     for level in [2, 1] {
         let pte = &mut table(t)[index(va as u64, level)];
         if !pte.is_valid() {
-            let pt = alloc();
+            let pt = alloc(level);
             *pte = Pte::new(pt as usize, Flags::V);
         }
         t = pte.pa() as u64;

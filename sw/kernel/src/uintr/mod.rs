@@ -463,10 +463,14 @@ pub fn deliver(s: u16, bits: u64) {
 }
 
 /// seL4 Signal on a U-notification (or an IRQ bound to one): vector `badge`.
-pub fn kernel_signal(n: &Notification, badge: u64) {
+pub fn kernel_signal(n: &Notification, badge: u64) -> Result<(), Error> {
+    if badge > MAX_VECTOR as u64 {
+        return Err(Error::RangeError { min: 0, max: MAX_VECTOR as u64 });
+    }
     let s = n.uslot - 1;
     stats::count(stat::UINTR_KERNEL_SENDS);
-    deliver(s, 1 << (badge & MAX_VECTOR as u64));
+    deliver(s, 1 << badge);
+    Ok(())
 }
 
 /// Wait or Poll by the receiver on its U-notification `ntfn`: take the pending word, or block

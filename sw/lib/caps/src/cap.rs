@@ -28,31 +28,40 @@ impl Rights {
     }
 }
 
+/// `repr(u8)` pins the tag to the first byte with `Null` = 0, so all-zero memory (a freshly
+/// retyped CNode, a cleared slot) can only ever decode as an empty slot: with Rust's default
+/// layout the tag may live in a niche of another variant's field and zeros decoded as a Frame
+/// at physical address 0. Small fields come first in each variant so they share the tag's
+/// word: a slot (cap + derivation links) must fit in `SLOT_BYTES`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
 pub enum Cap {
     #[default]
-    Null,
+    Null = 0,
     /// `free_index`: bytes already retyped from the start (the watermark).
-    Untyped { base: u64, size_bits: u8, free_index: u64, device: bool },
-    CNode { base: u64, radix: u8, guard: u64, guard_bits: u8 },
-    Endpoint { obj: u64, badge: u64, rights: Rights },
+    Untyped { size_bits: u8, device: bool, base: u64, free_index: u64 },
+    CNode { radix: u8, guard_bits: u8, base: u64, guard: u64 },
+    Endpoint { rights: Rights, obj: u64, badge: u64 },
     /// `uintr`: the sender-table entry registered through this very cap (0: none), freed
     /// with it; an opaque kernel handle that copies do not inherit.
-    Notification { obj: u64, badge: u64, rights: Rights, uintr: u64 },
+    Notification { rights: Rights, obj: u64, badge: u64, uintr: u64 },
     Tcb { obj: u64 },
     /// `mapped`: (ASID, virtual address) while the frame is mapped.
-    Frame { base: u64, size_bits: u8, rights: Rights, mapped: Option<(u16, u64)> },
+    Frame { size_bits: u8, rights: Rights, base: u64, mapped: Option<(u16, u64)> },
     /// `mapped`: (ASID, virtual address) of a page table linked into a VSpace, or
     /// (ASID, [`PT_ROOT`]) for a VSpace root that owns an ASID.
     PageTable { base: u64, mapped: Option<(u16, u64)> },
     IrqControl,
     IrqHandler { irq: u32 },
     AsidControl,
+    /// Authority over the privileged debug calls (halt the machine, dump the scheduler with
+    /// kernel addresses). Created once at boot for the root task; cannot be copied.
+    DebugControl,
     /// A pool of 512 ASIDs starting at `asid_base`, stored in a 4 KiB object at `base`.
-    AsidPool { base: u64, asid_base: u16 },
+    AsidPool { asid_base: u16, base: u64 },
     /// The right to reply once to thread `tcb` (non-MCS seL4: lives in the receiver's caller
     /// slot until used, saved or deleted).
-    Reply { tcb: u64, can_grant: bool },
+    Reply { can_grant: bool, tcb: u64 },
 }
 
 /// `PageTable.mapped` address of a VSpace root.
@@ -66,7 +75,7 @@ impl Cap {
     /// The object this cap names, as (type tag, base address), for identity comparisons.
     pub fn object(&self) -> Option<(u8, u64)> {
         Some(match *self {
-            Cap::Null | Cap::IrqControl | Cap::AsidControl | Cap::Reply { .. } => return None,
+            Cap::Null | Cap::IrqControl | Cap::AsidControl | Cap::DebugControl | Cap::Reply { .. } => return None,
             Cap::Untyped { base, .. } => (0, base),
             Cap::CNode { base, .. } => (4, base),
             Cap::Endpoint { obj, .. } => (2, obj),
@@ -134,7 +143,7 @@ impl Cap {
     pub fn derive(self) -> Result<Cap, crate::Error> {
         match self {
             Cap::Null => Err(crate::Error::InvalidCapability(1)),
-            Cap::IrqControl | Cap::AsidControl | Cap::Reply { .. } => Err(crate::Error::IllegalOperation),
+            Cap::IrqControl | Cap::AsidControl | Cap::DebugControl | Cap::Reply { .. } => Err(crate::Error::IllegalOperation),
             Cap::Frame { base, size_bits, rights, .. } => Ok(Cap::Frame { base, size_bits, rights, mapped: None }),
             Cap::PageTable { mapped: None, .. } => Err(crate::Error::IllegalOperation),
             Cap::Notification { obj, badge, rights, .. } => Ok(Cap::Notification { obj, badge, rights, uintr: 0 }),

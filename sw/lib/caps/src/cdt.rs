@@ -7,6 +7,7 @@ use crate::{Cap, Error, SlotRef, Slots, NO_SLOT};
 /// Bytes a slot occupies in a CNode object (CNode size = 2^radix * SLOT_BYTES). seL4 packs a
 /// slot into 32 bytes; ours keeps the cap unpacked and needs 64.
 pub const SLOT_BYTES: u64 = 64;
+const _: () = assert!(core::mem::size_of::<Slot>() as u64 <= SLOT_BYTES);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Mdb {
@@ -36,6 +37,11 @@ pub fn same_region(a: &Cap, b: &Cap) -> bool {
     }
 }
 
+/// Do two caps name the same object (and, for memory, the same extent)? Null names nothing.
+pub fn same_object(a: &Cap, b: &Cap) -> bool {
+    a.object().is_some() && a.object() == b.object() && a.region() == b.region()
+}
+
 /// seL4 isMDBParentOf: is the cap in slot `a` the parent of the cap in slot `b`?
 pub fn is_parent_of(a: &Slot, b: &Slot) -> bool {
     if !a.mdb.revocable || !same_region(&a.cap, &b.cap) {
@@ -59,11 +65,36 @@ fn is_revocable(new: &Cap, src: &Cap) -> bool {
     }
 }
 
+/// The cap a copy of the cap in `slot` may hold (seL4 deriveCap, with the slot): an Untyped
+/// can be copied only while nothing was retyped from it, since the copy starts with the same
+/// watermark. Every path that copies a cap (CNode Copy/Mint, IPC transfer, TCB arguments) uses
+/// this.
+pub fn derive(s: &impl Slots, slot: SlotRef) -> Result<Cap, Error> {
+    let cap = s.cap(slot);
+    if matches!(cap, Cap::Untyped { .. }) && has_children(s, slot) {
+        return Err(Error::RevokeFirst);
+    }
+    cap.derive()
+}
+
 /// Place `cap` (already derived from `src`'s cap) in the empty slot `dest`, as `src`'s child or
-/// sibling (Copy, Mint).
+/// sibling (Copy, Mint). `src` must hold a cap (the caller checks it after anything that could
+/// have emptied it).
+///
+/// A copy of an Untyped marks the original as fully used (seL4 setUntypedCapAsFull): from then
+/// on only the copy can retype, so two watermarks never hand out the same memory. The original
+/// starts over from its base once the copy and everything made from it are gone.
 pub fn insert(s: &mut impl Slots, src: SlotRef, dest: SlotRef, cap: Cap) -> Result<(), Error> {
     if !s.cap(dest).is_null() {
         return Err(Error::DeleteFirst);
+    }
+    if s.cap(src).is_null() {
+        return Err(Error::InvalidCapability(1));
+    }
+    if let (Cap::Untyped { base: nb, size_bits: ns, .. }, Cap::Untyped { base, size_bits, device, .. }) = (cap, s.cap(src)) {
+        if nb == base && ns == size_bits {
+            s.set_cap(src, Cap::Untyped { base, size_bits, free_index: 1u64 << size_bits, device });
+        }
     }
     let src_slot = s.get(src);
     let revocable = is_revocable(&cap, &src_slot.cap);

@@ -157,3 +157,53 @@ fn registered_sender_notification_caps_are_not_inherited_or_rebadged() {
     assert_eq!(reg.mask_rights(Rights::NONE).badge(), 0);
     assert!(matches!(reg.mask_rights(Rights::NONE), Cap::Notification { uintr: 0x1_0001_0002, .. }), "moving keeps it");
 }
+
+#[test]
+fn zeroed_memory_is_an_empty_slot() {
+    // SAFETY: checking what all-zero bytes decode as is the point of the test; `Slot` is
+    // plain data whose zero pattern must be valid.
+    let z: Slot = unsafe { core::mem::zeroed() };
+    assert_eq!(z.cap, Cap::Null);
+    assert_eq!(z, Slot::default());
+    assert!(core::mem::size_of::<Slot>() as u64 <= SLOT_BYTES);
+}
+
+fn fresh_untyped(s: &mut HostSlots, i: u64) -> Cap {
+    let ut = Cap::Untyped { base: 0x9000_0000, size_bits: 16, free_index: 0, device: false };
+    s.set(slot(i), Slot { cap: ut, mdb: Mdb { revocable: true, first_badged: true, ..Mdb::default() } });
+    ut
+}
+
+#[test]
+fn copying_an_untyped_marks_the_original_full() {
+    let mut s = HostSlots::default();
+    let ut = fresh_untyped(&mut s, 0);
+    let copy = cdt::derive(&s, slot(0)).unwrap();
+    assert_eq!(copy, ut);
+    cdt::insert(&mut s, slot(0), slot(1), copy).unwrap();
+    // Only the copy may retype now: the original's watermark is at its end.
+    assert!(matches!(s.cap(slot(0)), Cap::Untyped { free_index, .. } if free_index == 1 << 16));
+    assert!(untyped::plan_retype(&s.cap(slot(0)), object::PAGE_4K, 0, 1).is_err());
+    assert_eq!(untyped::plan_retype(&s.cap(slot(1)), object::PAGE_4K, 0, 1).unwrap().0, 0x9000_0000);
+    // The copy is the original's child: the original cannot be copied again.
+    assert!(cdt::has_children(&s, slot(0)));
+    assert_eq!(cdt::derive(&s, slot(0)), Err(Error::RevokeFirst));
+}
+
+#[test]
+fn an_untyped_with_children_cannot_be_derived() {
+    let mut s = HostSlots::default();
+    fresh_untyped(&mut s, 0);
+    cdt::insert_new_object(&mut s, slot(0), slot(1), ep(0x9000_0000)).unwrap();
+    assert_eq!(cdt::derive(&s, slot(0)), Err(Error::RevokeFirst));
+    // Other caps derive as before.
+    assert_eq!(cdt::derive(&s, slot(1)), Ok(ep(0x9000_0000)));
+}
+
+#[test]
+fn insert_from_an_emptied_source_is_refused() {
+    let mut s = with_original_endpoint();
+    cdt::delete(&mut s, slot(1));
+    assert_eq!(cdt::insert(&mut s, slot(1), slot(2), ep(0x8000_0000)), Err(Error::InvalidCapability(1)));
+    assert!(s.cap(slot(2)).is_null());
+}

@@ -1,0 +1,221 @@
+//! Isolation: what an attacker holding ordinary capabilities tried against the kernel (issue
+//! #15's review), each as the sequence that once reached kernel memory, now refused; and the
+//! debug calls that need the debug capability.
+use crate::env::{check_invariants, identify, park, sget, sset, wait_for, Env, TResult, ThreadCfg, CNODE, ROOT_DEPTH, VSPACE, PAGE};
+use abi::{error as e, init_cap as ic, object as o, MessageInfo};
+use userlib::invoke::rights;
+use userlib::{cnode, ipc, syscall, tcb, untyped, vspace};
+
+/// A copied Untyped must not hand out memory its original also hands out: the copy marks the
+/// original as fully used, and an Untyped with children cannot be copied at all (also not
+/// through IPC).
+pub fn untyped_copy_no_overlap(env: &mut Env) -> TResult {
+    let u = env.alloc(o::UNTYPED, 16)?.cptr;
+    let u2 = env.copy(u)?;
+    let cn = env.slot()?;
+    ok!(untyped::retype(u2, o::CNODE, 4, CNODE, 0, 0, cn, 1));
+    // The exploit: a frame from the original, over the CNode, mapped writable.
+    let f = env.slot()?;
+    expect_err!(untyped::retype(u, o::PAGE_4K, 0, CNODE, 0, 0, f, 1), e::NOT_ENOUGH_MEMORY);
+    ensure!(identify(f).is_none(), "a frame was made from the copied-from Untyped");
+    // The copy still works, and never over its own objects.
+    ok!(untyped::retype(u2, o::PAGE_4K, 0, CNODE, 0, 0, f, 1));
+    // Now that the copy has children, neither it nor the original can be copied again.
+    let s = env.slot()?;
+    expect_err!(cnode::copy(CNODE, s, ROOT_DEPTH, CNODE, u2, ROOT_DEPTH, rights::ALL), e::REVOKE_FIRST);
+    expect_err!(cnode::copy(CNODE, s, ROOT_DEPTH, CNODE, u, ROOT_DEPTH, rights::ALL), e::REVOKE_FIRST);
+    // Revoking the original takes everything; it then starts again from its base.
+    ok!(cnode::revoke(CNODE, u, ROOT_DEPTH));
+    ensure!(identify(u2).is_none() && identify(cn).is_none() && identify(f).is_none(), "revoke left children");
+    ok!(untyped::retype(u, o::PAGE_4K, 0, CNODE, 0, 0, f, 1));
+    check_invariants()
+}
+
+/// The same through IPC: a granted Untyped arrives as a copy that marks the sender's full; an
+/// Untyped with children does not go at all.
+pub fn untyped_ipc_transfer(env: &mut Env) -> TResult {
+    let ep = env.alloc_cap(o::ENDPOINT)?;
+    let granting = env.mint(ep, rights::ALL, 0x1)?;
+    let u = env.alloc(o::UNTYPED, 14)?.cptr;
+    let (info, got) = crate::t_ipc::receive_with_cap(env, ep, granting, u)?;
+    ensure_eq!(info.extra_caps, 1, "a fresh Untyped is transferred");
+    ensure!(identify(got) == Some(o::UNTYPED), "received {:?}", identify(got));
+    let s = env.slots(2)?;
+    expect_err!(untyped::retype(u, o::PAGE_4K, 0, CNODE, 0, 0, s, 1), e::NOT_ENOUGH_MEMORY);
+    ok!(untyped::retype(got, o::PAGE_4K, 0, CNODE, 0, 0, s, 1));
+    // `got` has a child now: sending it transfers nothing.
+    let (info, got2) = crate::t_ipc::receive_with_cap(env, ep, granting, got)?;
+    ensure_eq!(info.extra_caps, 0, "an Untyped with children was transferred");
+    ensure!(identify(got2).is_none(), "receive slot filled with an Untyped that has children");
+    check_invariants()
+}
+
+/// A page table unmapped through one copy while another still names the old mapping: refused,
+/// so the last delete cannot free a table that is still linked into a VSpace.
+pub fn page_table_stale_copy(env: &mut Env) -> TResult {
+    let _ = env.new_pages(1)?;
+    let va1 = env.va_region(1);
+    let va2 = env.va_region(1);
+    let a = env.alloc_cap(o::PAGE_TABLE)?;
+    ok!(vspace::page_table_map(a, VSPACE, va1, 0));
+    let b = env.copy(a)?;
+    expect_err!(vspace::page_table_unmap(a), e::REVOKE_FIRST);
+    expect_err!(vspace::page_table_unmap(b), e::REVOKE_FIRST);
+    // The old exploit's next steps now cannot remap `a` elsewhere.
+    expect_any_err!(vspace::page_table_map(a, VSPACE, va2, 0), e::INVALID_CAPABILITY, e::DELETE_FIRST);
+    ok!(cnode::delete(CNODE, a, ROOT_DEPTH));
+    // The last copy unmaps and remaps freely; deleting it unlinks the table where it is.
+    ok!(vspace::page_table_unmap(b));
+    ok!(vspace::page_table_map(b, VSPACE, va2, 0));
+    let f = env.alloc_cap(o::PAGE_4K)?;
+    ok!(vspace::page_map(f, VSPACE, va2, rights::READ_WRITE, 0));
+    ok!(vspace::page_unmap(f));
+    ok!(cnode::delete(CNODE, b, ROOT_DEPTH));
+    expect_err!(vspace::page_map(f, VSPACE, va2, rights::READ_WRITE, 0), e::FAILED_LOOKUP);
+    check_invariants()
+}
+
+/// A frame cap still recording a mapping whose table went away may not "remap in place" over
+/// whatever now lives at that address.
+pub fn frame_remap_in_place(env: &mut Env) -> TResult {
+    let _ = env.new_pages(1)?;
+    let va = env.va_region(1);
+    let pt = env.alloc_cap(o::PAGE_TABLE)?;
+    ok!(vspace::page_table_map(pt, VSPACE, va, 0));
+    let f = env.alloc_cap(o::PAGE_4K)?;
+    ok!(vspace::page_map(f, VSPACE, va, rights::READ_WRITE, 0));
+    // The table goes (its entries with it); a new one and another frame take the address.
+    ok!(vspace::page_table_unmap(pt));
+    let pt2 = env.alloc_cap(o::PAGE_TABLE)?;
+    ok!(vspace::page_table_map(pt2, VSPACE, va, 0));
+    let g = env.alloc_cap(o::PAGE_4K)?;
+    ok!(vspace::page_map(g, VSPACE, va, rights::READ_WRITE, 0));
+    // SAFETY: `va` is mapped read-write to `g` just above.
+    unsafe { core::ptr::write_volatile(va as *mut usize, 0x5eed) };
+    expect_err!(vspace::page_map(f, VSPACE, va, rights::READ, 0), e::DELETE_FIRST);
+    // SAFETY: as above; `g` must still be what is mapped there.
+    ensure_eq!(unsafe { core::ptr::read_volatile(va as *const usize) }, 0x5eed, "word at the address after the refused remap");
+    // A real remap in place (new rights) still works.
+    ok!(vspace::page_map(g, VSPACE, va, rights::READ, 0));
+    check_invariants()
+}
+
+/// TCB_Configure by a thread on itself whose argument caps live in its own CSpace root, and
+/// that root's last cap is the one Configure replaces: deleting it destroys the CNode holding
+/// the arguments. The kernel must notice and not insert from the emptied slots.
+pub fn configure_emptied_source(env: &mut Env) -> TResult {
+    let c2 = env.alloc(o::CNODE, 4)?.cptr;
+    let c3 = env.alloc(o::CNODE, 4)?.cptr;
+    // c2's contents: its own TCB (slot 1), the new CSpace (2), a VSpace (3), a copy of the
+    // park notification (4) and the root's endpoint to report on (5).
+    let t = env.alloc_cap(o::TCB)?;
+    let ipc_va = env.va(1);
+    let ipc_f = env.new_page_at(VSPACE, ipc_va)?;
+    let stack = env.new_pages(crate::env::STACK_PAGES)?;
+    ok!(cnode::copy(c2, 1, 4, CNODE, t, ROOT_DEPTH, rights::ALL));
+    ok!(cnode::copy(c2, 2, 4, CNODE, c3, ROOT_DEPTH, rights::ALL));
+    ok!(cnode::copy(c2, 3, 4, CNODE, VSPACE, ROOT_DEPTH, rights::ALL));
+    // The thread's CSpace is c2 alone (guard pads 4 bits of radix to a word).
+    // Guard data: 60 guard bits of 0 (bits 5:0), padding the 4-bit radix to a word.
+    let data = 64 - 4;
+    let cs = env.slot()?;
+    ok!(cnode::mint(CNODE, cs, ROOT_DEPTH, CNODE, c2, ROOT_DEPTH, rights::ALL, data));
+    ok!(tcb::configure(t, 0, cs, 0, VSPACE, 0, ipc_va, ipc_f.cptr));
+    ok!(tcb::set_sched_params(t, ic::TCB, 255, 255));
+    ok!(tcb::set_affinity(t, env.bi.node_id));
+    // Only the thread's CTABLE names c2 now.
+    ok!(cnode::delete(CNODE, cs, ROOT_DEPTH));
+    ok!(cnode::delete(CNODE, c2, ROOT_DEPTH));
+    sset(0, 0);
+    let mut ctx = userlib::tcb::UserContext::default();
+    ctx.regs[userlib::tcb::UserContext::PC] = self_configure as *const () as usize;
+    ctx.regs[userlib::tcb::UserContext::SP] = stack + crate::env::STACK_PAGES * PAGE;
+    ctx.regs[userlib::tcb::UserContext::GP] = crate::env::gp();
+    ctx.regs[userlib::tcb::UserContext::TP] = ipc_va;
+    ok!(tcb::write_registers(t, true, 0, abi::regs::COUNT, &ctx));
+    // The thread loses its CSpace and VSpace in the call and faults (no handler): it stops.
+    for _ in 0..50 {
+        syscall::yield_now();
+    }
+    ok!(tcb::suspend(t));
+    ensure!(sget(0) == 0, "the thread survived its own reconfiguration: {:#x}", sget(0));
+    // The new CSpace's other cap (ours) is still the only one that counts: deleting it must
+    // destroy c3 with no dangling cap left in the thread.
+    check_invariants()?;
+    ok!(cnode::delete(CNODE, c3, ROOT_DEPTH));
+    ok!(cnode::delete(CNODE, t, ROOT_DEPTH));
+    check_invariants()
+}
+
+extern "C" fn self_configure(_: usize) -> ! {
+    // Slots of c2 (this thread's CSpace root, depth 64 with its guard): 1 = own TCB, 2 = c3,
+    // 3 = VSpace.
+    let r = tcb::set_space(1, 0, 2, 0, 3, 0);
+    // Not reached with the old CSpace gone: record what happened if it is.
+    sset(0, 0x100 | r.is_ok() as usize);
+    park()
+}
+
+/// The privileged debug calls need the debug capability; it cannot be copied.
+pub fn debug_calls_need_the_cap(env: &mut Env) -> TResult {
+    let ep = env.alloc_cap(o::ENDPOINT)?;
+    ensure!(!syscall::debug_dump_scheduler(ep), "DebugDumpScheduler with an endpoint cap ran");
+    ensure!(syscall::debug_check_invariants(ep).is_none(), "DebugCheckInvariants with an endpoint cap ran");
+    syscall::try_debug_halt(ep, 3);
+    syscall::try_debug_halt(0, 3);
+    ensure_eq!(identify(ic::DEBUG).unwrap_or(99), o::DEBUG_CONTROL, "the root task's debug cap");
+    let s = env.slot()?;
+    expect_err!(cnode::copy(CNODE, s, ROOT_DEPTH, CNODE, ic::DEBUG, ROOT_DEPTH, rights::ALL), e::ILLEGAL_OPERATION);
+    // A thread in another CSpace without it cannot halt the machine.
+    let c = env.alloc(o::CNODE, 4)?.cptr;
+    ok!(cnode::copy(c, 1, 4, CNODE, ep, ROOT_DEPTH, rights::ALL));
+    sset(1, 0);
+    env.spawn_cfg(try_halt as *const () as usize, 0, ThreadCfg { cspace: c, cspace_data: 60, affinity: Some(env.bi.node_id), ..ThreadCfg::default() })?;
+    wait_for(1, 1, 200)?;
+    ensure_eq!(sget(1), 1, "the unprivileged thread ran past its refused halt");
+    Ok(())
+}
+
+extern "C" fn try_halt(_: usize) -> ! {
+    // Its CSpace: slot 1 = an endpoint; slot 12 (the root's debug slot) is empty.
+    syscall::try_debug_halt(ic::DEBUG, 4);
+    syscall::try_debug_halt(1, 4);
+    sset(1, 1);
+    park()
+}
+
+/// A receive depth past 64 means "no receive slot", not its value modulo 256.
+pub fn receive_depth_out_of_range(env: &mut Env) -> TResult {
+    let ep = env.alloc_cap(o::ENDPOINT)?;
+    let granting = env.mint(ep, rights::ALL, 0x1)?;
+    let n = env.alloc_cap(o::NOTIFICATION)?;
+    let slot = env.slot()?;
+    ipc::set_receive_path(CNODE, slot, ROOT_DEPTH + 256);
+    sset(4, n);
+    env.spawn(crate::t_ipc::cap_sender, granting, 255)?;
+    let (_, info) = ipc::recv(ep);
+    ipc::set_receive_path(0, 0, 0);
+    ensure_eq!(info.extra_caps, 0, "caps received through a depth of 320");
+    ensure!(identify(slot).is_none(), "receive slot filled through a depth of 320");
+    Ok(())
+}
+
+/// ReadRegisters by a thread without an IPC buffer: only what fits in the registers is
+/// reported (it used to claim all it was asked for).
+pub fn read_registers_without_buffer(env: &mut Env) -> TResult {
+    let target = env.alloc_cap(o::TCB)?;
+    sset(2, target);
+    sset(3, 0);
+    let th = env.spawn_cfg(read_regs_no_buffer as *const () as usize, 0, ThreadCfg { affinity: Some(env.bi.node_id), start: false, ..ThreadCfg::default() })?;
+    ok!(tcb::set_ipc_buffer(th.tcb, 0, 0));
+    ok!(tcb::resume(th.tcb));
+    wait_for(3, 1, 200)?;
+    ensure_eq!(sget(3), 1 + abi::ipc::MSG_REGISTERS, "registers reported (+1) without an IPC buffer");
+    Ok(())
+}
+
+extern "C" fn read_regs_no_buffer(_: usize) -> ! {
+    let (_, info, _) = syscall::call(sget(2), MessageInfo::new(abi::label::TCB_READ_REGISTERS, 0, 0, 3), [0, 0, abi::regs::COUNT, 0]);
+    sset(3, 1 + if info.label == 0 { info.length } else { 1000 + info.label });
+    park()
+}

@@ -1,0 +1,258 @@
+//! The kernel's consistency checker (DebugCheckInvariants, the fuzzer's oracle). Under the
+//! kernel lock it walks every capability slot reachable from a live thread (its TCB slots and
+//! every CNode reachable from them) and every live VSpace, and checks:
+//!
+//! * derivation tree: a non-empty slot's neighbours link back to it and hold caps; an empty
+//!   slot has no links;
+//! * Untyped: every descendant lies inside the Untyped and below its watermark;
+//! * memory: no two distinct objects overlap (a frame over a CNode is how isolation breaks);
+//! * address spaces: every user page-table entry is vouched for by a capability that records
+//!   that very mapping (a table by a PageTable cap, a page by a Frame cap of its size), so no
+//!   freed table or kernel memory is reachable from user mode.
+//!
+//! The tables it fills are bounded; running out is reported, not a violation.
+use crate::kcell::KCell;
+use crate::object::{asid, at, tcb, KSlots};
+use crate::kprintln;
+use abi::layout::USER_TOP;
+use caps::{cap::PT_ROOT, cdt, Cap, SlotRef, Slots, NO_SLOT};
+use sv39::{Pte, ENTRIES};
+
+const MAX_CNODES: usize = 1024;
+const MAX_OBJECTS: usize = 8192;
+
+/// One capability to an object with memory, as the memory and mapping checks need it.
+#[derive(Clone, Copy, Default)]
+struct Obj {
+    base: u64,
+    len: u64,
+    /// `Cap::object()`'s type tag.
+    kind: u8,
+    /// Frame size bits (0 for other kinds).
+    size_bits: u8,
+    mapped: Option<(u16, u64)>,
+}
+
+struct Tables {
+    /// (base, radix) of every CNode found.
+    cnodes: [(u64, u8); MAX_CNODES],
+    ncnodes: usize,
+    objs: [Obj; MAX_OBJECTS],
+    nobjs: usize,
+    truncated: bool,
+}
+
+static TABLES: KCell<Tables> =
+    KCell::new(Tables { cnodes: [(0, 0); MAX_CNODES], ncnodes: 0, objs: [Obj { base: 0, len: 0, kind: 0, size_bits: 0, mapped: None }; MAX_OBJECTS], nobjs: 0, truncated: false });
+
+/// What a check found.
+pub struct Report {
+    pub slots: usize,
+    pub violations: usize,
+    /// A table filled up: some objects went unchecked.
+    pub truncated: bool,
+}
+
+struct Checker {
+    report: Report,
+}
+
+impl Checker {
+    fn violation(&mut self, args: core::fmt::Arguments) {
+        if self.report.violations < 8 {
+            kprintln!("[kernel] invariant violated: {}", args);
+        }
+        self.report.violations += 1;
+    }
+}
+
+/// Run every check (kernel lock held).
+pub fn check() -> Report {
+    // SAFETY: under the kernel lock, and nothing else uses these tables.
+    let tb = unsafe { TABLES.get() };
+    tb.ncnodes = 0;
+    tb.nobjs = 0;
+    tb.truncated = false;
+    let mut c = Checker { report: Report { slots: 0, violations: 0, truncated: false } };
+
+    // Slots: each thread's own, then the CNodes reachable from them, breadth first.
+    tcb::for_each(|t| {
+        for i in 0..tcb::SLOTS {
+            visit_slot(&mut c, tb, t.slot(i));
+        }
+    });
+    let mut next = 0;
+    while next < tb.ncnodes {
+        let (base, radix) = tb.cnodes[next];
+        next += 1;
+        for i in 0..(1u64 << radix) {
+            visit_slot(&mut c, tb, KSlots.cnode_slot(base, i));
+        }
+    }
+    check_overlaps(&mut c, tb);
+    asid::for_each_vspace(|a, root| check_vspace(&mut c, tb, a, root));
+    c.report.truncated = tb.truncated;
+    c.report
+}
+
+const FRAME_KIND: u8 = 6;
+const PT_KIND: u8 = 8;
+
+fn visit_slot(c: &mut Checker, tb: &mut Tables, s: SlotRef) {
+    let slot = KSlots.get(s);
+    if slot.cap.is_null() {
+        if slot.mdb.prev != NO_SLOT || slot.mdb.next != NO_SLOT {
+            c.violation(format_args!("empty slot {s:#x} is linked (prev {:#x}, next {:#x})", slot.mdb.prev, slot.mdb.next));
+        }
+        return;
+    }
+    c.report.slots += 1;
+    if slot.mdb.prev != NO_SLOT {
+        let p = KSlots.get(slot.mdb.prev);
+        if p.mdb.next != s || p.cap.is_null() {
+            c.violation(format_args!("slot {s:#x}: prev {:#x} does not link back (its next {:#x}, empty {})", slot.mdb.prev, p.mdb.next, p.cap.is_null()));
+        }
+    }
+    if slot.mdb.next != NO_SLOT {
+        let n = KSlots.get(slot.mdb.next);
+        if n.mdb.prev != s || n.cap.is_null() {
+            c.violation(format_args!("slot {s:#x}: next {:#x} does not link back (its prev {:#x}, empty {})", slot.mdb.next, n.mdb.prev, n.cap.is_null()));
+        }
+    }
+    if let Cap::Untyped { base, size_bits, free_index, .. } = slot.cap {
+        check_untyped(c, s, base, size_bits, free_index);
+    }
+    record(tb, slot.cap);
+}
+
+/// Every descendant of the Untyped in `s` lies inside it, below its watermark.
+fn check_untyped(c: &mut Checker, s: SlotRef, base: u64, size_bits: u8, free_index: u64) {
+    let me = KSlots.get(s);
+    let end = base + (1u64 << size_bits);
+    if free_index > 1u64 << size_bits {
+        c.violation(format_args!("untyped {base:#x}/{size_bits}: watermark {free_index:#x} past its end"));
+    }
+    let mut n = me.mdb.next;
+    let mut steps = 0;
+    while n != NO_SLOT && steps < 1 << 16 {
+        let child = KSlots.get(n);
+        if !cdt::is_parent_of(&me, &child) {
+            break;
+        }
+        if let Some((b, len)) = child.cap.region() {
+            if b < base || b + len > end || b + len > base + free_index {
+                c.violation(format_args!("untyped {base:#x}/{size_bits} (watermark {free_index:#x}): descendant {:?} outside it or above the watermark", child.cap));
+            }
+        }
+        n = child.mdb.next;
+        steps += 1;
+    }
+}
+
+fn record(tb: &mut Tables, cap: Cap) {
+    if let Cap::CNode { base, radix, .. } = cap {
+        if !tb.cnodes[..tb.ncnodes].iter().any(|&(b, _)| b == base) {
+            if tb.ncnodes < MAX_CNODES {
+                tb.cnodes[tb.ncnodes] = (base, radix);
+                tb.ncnodes += 1;
+            } else {
+                tb.truncated = true;
+            }
+        }
+    }
+    let (Some((kind, _)), Some((base, mut len))) = (cap.object(), cap.region()) else { return };
+    let (size_bits, mapped) = match cap {
+        Cap::Frame { size_bits, mapped, .. } => (size_bits, mapped),
+        Cap::PageTable { mapped, .. } => (0, mapped),
+        Cap::Untyped { .. } => return,
+        _ => (0, None),
+    };
+    // `region` names small objects by their first byte (enough for parenthood); here they
+    // need their real extent.
+    len = match cap {
+        Cap::Tcb { .. } => 1 << abi::object::TCB_BITS,
+        Cap::Endpoint { .. } => 1 << abi::object::ENDPOINT_BITS,
+        Cap::Notification { .. } => 1 << abi::object::NOTIFICATION_BITS,
+        _ => len,
+    };
+    if tb.nobjs < MAX_OBJECTS {
+        tb.objs[tb.nobjs] = Obj { base, len, kind, size_bits, mapped };
+        tb.nobjs += 1;
+    } else {
+        tb.truncated = true;
+    }
+}
+
+/// Distinct objects never share memory. Device frames are exempt (they are not kernel
+/// memory and may be mapped by several holders); equal caps to one object are one object.
+fn check_overlaps(c: &mut Checker, tb: &mut Tables) {
+    let objs = &mut tb.objs[..tb.nobjs];
+    objs.sort_unstable_by_key(|o| (o.base, o.len, o.kind));
+    // The object reaching furthest so far: anything starting before its end overlaps it.
+    let mut reach: Option<Obj> = None;
+    for o in objs.iter() {
+        if o.kind == FRAME_KIND && !crate::mm::is_ram(o.base) {
+            continue;
+        }
+        if let Some(r) = reach {
+            let same = r.base == o.base && r.len == o.len && r.kind == o.kind;
+            if !same && o.base < r.base + r.len {
+                c.violation(format_args!(
+                    "objects overlap: type {} at {:#x}+{:#x} and type {} at {:#x}+{:#x}",
+                    r.kind, r.base, r.len, o.kind, o.base, o.len
+                ));
+            }
+            if o.base + o.len <= r.base + r.len {
+                continue;
+            }
+        }
+        reach = Some(*o);
+    }
+}
+
+/// The recorded caps to the object at `base` (the table is sorted by then).
+fn caps_at(objs: &[Obj], base: u64) -> &[Obj] {
+    let from = objs.partition_point(|o| o.base < base);
+    let to = objs.partition_point(|o| o.base <= base);
+    &objs[from..to]
+}
+
+/// Every valid entry in the user half of `root` is vouched for by a cap recording it.
+fn check_vspace(c: &mut Checker, tb: &Tables, asid: u16, root: u64) {
+    let objs = &tb.objs[..tb.nobjs];
+    if !caps_at(objs, root).iter().any(|o| o.kind == PT_KIND && o.mapped == Some((asid, PT_ROOT))) {
+        c.violation(format_args!("ASID {asid}: root {root:#x} has no VSpace cap"));
+    }
+    walk(c, objs, asid, root, 2, 0);
+}
+
+fn walk(c: &mut Checker, objs: &[Obj], asid: u16, table: u64, level: u32, va_base: u64) {
+    let entries = if level == 2 { ENTRIES / 2 } else { ENTRIES };
+    for i in 0..entries {
+        let pte: Pte = at::<[Pte; ENTRIES]>(table)[i];
+        if !pte.is_valid() {
+            continue;
+        }
+        let va = va_base | ((i as u64) << (12 + 9 * level));
+        if va >= USER_TOP as u64 {
+            continue;
+        }
+        let pa = pte.pa() as u64;
+        if pte.is_leaf() {
+            let bits = 12 + 9 * level as u8;
+            let ok = caps_at(objs, pa).iter().any(|o| o.kind == FRAME_KIND && o.size_bits == bits && o.mapped == Some((asid, va)));
+            if !ok {
+                c.violation(format_args!("ASID {asid}: page {pa:#x} at {va:#x} (level {level}) has no frame cap recording it"));
+            }
+        } else if level == 0 {
+            c.violation(format_args!("ASID {asid}: level-0 entry at {va:#x} points to a table"));
+        } else {
+            let ok = caps_at(objs, pa).iter().any(|o| o.kind == PT_KIND && o.mapped == Some((asid, va)));
+            if !ok {
+                c.violation(format_args!("ASID {asid}: table {pa:#x} at {va:#x} (level {level}) has no page-table cap recording it"));
+                continue;
+            }
+            walk(c, objs, asid, pa, level - 1, va);
+        }
+    }
+}
