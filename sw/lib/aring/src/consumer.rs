@@ -1,0 +1,90 @@
+//! The consuming side of a ring.
+use crate::sync::Ordering;
+use crate::{flag, Item, Notify, RingError, RingMem};
+
+/// An item taken from a ring, and whether the producer (asleep on a full ring) must be
+/// signalled because of the space it freed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Popped {
+    pub item: Item,
+    pub notify: Notify,
+}
+
+/// Pops items. Keeps its own copy of the head and the last tail it saw; each tail read from
+/// shared memory must lie between the last one seen and head + capacity, or the ring is
+/// corrupt.
+#[derive(Debug)]
+pub struct Consumer {
+    mem: RingMem,
+    head: u64,
+    tail_seen: u64,
+    broken: bool,
+}
+
+impl Consumer {
+    pub(crate) fn new(mem: RingMem) -> Consumer {
+        let head = mem.header().head.0.load(Ordering::Relaxed);
+        Consumer { mem, head, tail_seen: head, broken: false }
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.mem.capacity()
+    }
+
+    /// Take the oldest item, `Ok(None)` if the ring is empty. [`RingError::Corrupt`] is final.
+    pub fn pop(&mut self) -> Result<Option<Popped>, RingError> {
+        if self.available()? == 0 {
+            return Ok(None);
+        }
+        let item = Item::from_words(self.mem.slot(self.head).read());
+        self.head = self.head.wrapping_add(1);
+        // Release: our reads of the slot are done before the producer may reuse it.
+        self.mem.header().head.0.store(self.head, Ordering::Release);
+        let notify = Notify::from(flag::take(&self.mem.header().producer_sleep.0));
+        Ok(Some(Popped { item, notify }))
+    }
+
+    /// Items ready, from the cached tail when that already shows some, else from a fresh,
+    /// validated read of the shared tail.
+    pub fn available(&mut self) -> Result<usize, RingError> {
+        if self.broken {
+            return Err(RingError::Corrupt);
+        }
+        if self.tail_seen == self.head {
+            // Acquire: the producer's writes of the slots before this tail are visible.
+            let tail = self.mem.header().tail.0.load(Ordering::Acquire);
+            let limit = self.head.wrapping_add(self.mem.mask + 1);
+            // Forward only, and never more than a full ring ahead of us.
+            if tail.wrapping_sub(self.tail_seen) > limit.wrapping_sub(self.tail_seen) {
+                self.broken = true;
+                return Err(RingError::Corrupt);
+            }
+            self.tail_seen = tail;
+        }
+        Ok(self.tail_seen.wrapping_sub(self.head) as usize)
+    }
+
+    /// Sleep protocol, step 1 (the ring was empty): announce that we wait for items. Then
+    /// re-check with [`Consumer::available`]; if it shows items call
+    /// [`Consumer::cancel_sleep`], else block until signalled and call `cancel_sleep` after
+    /// waking. A thread with several rings announces on all of them, then re-checks all.
+    pub fn prepare_sleep(&self) {
+        flag::announce(&self.mem.header().consumer_sleep.0);
+    }
+
+    pub fn cancel_sleep(&self) {
+        flag::cancel(&self.mem.header().consumer_sleep.0);
+    }
+
+    /// Both sleep steps: true if the caller may now block (and must call
+    /// [`Consumer::cancel_sleep`] when it wakes), false if items arrived (flag already
+    /// cleared).
+    pub fn try_sleep(&mut self) -> Result<bool, RingError> {
+        self.prepare_sleep();
+        let empty = self.available()? == 0;
+        if !empty {
+            self.cancel_sleep();
+        }
+        Ok(empty)
+    }
+}

@@ -1,0 +1,90 @@
+//! The producing side of a ring.
+use crate::sync::Ordering;
+use crate::{flag, Item, Notify, RingError, RingMem};
+
+/// Pushes items. Keeps its own copy of the tail (the shared one is only published, never read
+/// back) and the last head it saw; each head read from shared memory must lie between the last
+/// one seen and our tail, or the ring is corrupt.
+#[derive(Debug)]
+pub struct Producer {
+    mem: RingMem,
+    tail: u64,
+    head_seen: u64,
+    broken: bool,
+}
+
+impl Producer {
+    pub(crate) fn new(mem: RingMem) -> Producer {
+        // Our own index, as the setup left it; the peer's is validated against it from now on.
+        let tail = mem.header().tail.0.load(Ordering::Relaxed);
+        Producer { mem, tail, head_seen: tail, broken: false }
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.mem.capacity()
+    }
+
+    /// Publish `item`. `Notify::Signal` means the consumer announced sleep and must now be sent
+    /// its notification. [`RingError::Full`] leaves the ring unchanged; [`RingError::Corrupt`]
+    /// is final (every later call returns it too).
+    pub fn push(&mut self, item: &Item) -> Result<Notify, RingError> {
+        if self.free()? == 0 {
+            return Err(RingError::Full);
+        }
+        self.mem.slot(self.tail).write(item.to_words());
+        self.tail = self.tail.wrapping_add(1);
+        // Release: the slot's words are visible before the consumer can see the new tail.
+        self.mem.header().tail.0.store(self.tail, Ordering::Release);
+        Ok(Notify::from(flag::take(&self.mem.header().consumer_sleep.0)))
+    }
+
+    /// Free slots, from the cached head when that already shows space, else from a fresh,
+    /// validated read of the shared head.
+    pub fn free(&mut self) -> Result<usize, RingError> {
+        if self.broken {
+            return Err(RingError::Corrupt);
+        }
+        let cap = self.mem.mask + 1;
+        let used = self.tail.wrapping_sub(self.head_seen);
+        if used < cap {
+            return Ok((cap - used) as usize);
+        }
+        self.refresh()?;
+        Ok((cap - self.tail.wrapping_sub(self.head_seen)) as usize)
+    }
+
+    fn refresh(&mut self) -> Result<(), RingError> {
+        // Acquire: the consumer has finished reading every slot before the head it published.
+        let head = self.mem.header().head.0.load(Ordering::Acquire);
+        // The consumer may only move forward and never past what we published.
+        if head.wrapping_sub(self.head_seen) > self.tail.wrapping_sub(self.head_seen) {
+            self.broken = true;
+            return Err(RingError::Corrupt);
+        }
+        self.head_seen = head;
+        Ok(())
+    }
+
+    /// Sleep protocol, step 1 (the ring was full): announce that we wait for space. Then
+    /// re-check with [`Producer::free`]; if it shows space call [`Producer::cancel_sleep`],
+    /// else block until signalled and call `cancel_sleep` after waking.
+    pub fn prepare_sleep(&self) {
+        flag::announce(&self.mem.header().producer_sleep.0);
+    }
+
+    pub fn cancel_sleep(&self) {
+        flag::cancel(&self.mem.header().producer_sleep.0);
+    }
+
+    /// Both sleep steps: true if the caller may now block (it must then call
+    /// [`Producer::cancel_sleep`] when it wakes), false if space appeared (flag already
+    /// cleared).
+    pub fn try_sleep(&mut self) -> Result<bool, RingError> {
+        self.prepare_sleep();
+        let full = self.free()? == 0;
+        if !full {
+            self.cancel_sleep();
+        }
+        Ok(full)
+    }
+}
