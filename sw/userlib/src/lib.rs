@@ -12,6 +12,7 @@ pub mod irq;
 pub mod notification;
 pub mod rt;
 pub mod syscall;
+pub mod task;
 pub mod tcb;
 pub mod uintr;
 pub mod untyped;
