@@ -6,6 +6,7 @@
 #   make test       every test: host units, QEMU boots, FPGA flow checks, UINTC units,
 #                   bare-metal RTL tests of the cores, the image's boot on the 4-core RTL
 #   make sw         firmware, kernel and the bootable images only
+#   make fuzz       the kernel fuzzer alone on QEMU (SEED=n COUNT=steps per thread)
 #   make sim-uintr  the user-interrupt tests and benchmarks on the 4-hart RTL (the suite's
 #                   rtl-subset build; prints the latencies next to the kernel-forwarded baseline)
 #   make constants  the shared constants in every language (build/gen/)
@@ -57,7 +58,7 @@ FST ?=
 SIM_MAKE = $(MAKE) --no-print-directory -C hw/sim BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
 SIM_OPTS = CONFIG=$(SIM_CONFIG) CHECKED=$(CHECKED) TRACE=$(if $(FST),1,)
 
-.PHONY: all deps sw run test test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
+.PHONY: all deps sw run fuzz test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
 
 all: sw
 
@@ -101,6 +102,20 @@ sw: | $(DEPS_DONE)
 	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests-rtl.elf -o $(UINTR_IMAGE)
 	python3 scripts/mkimage.py --flat $(BUILD)/sw/kernel.elf -o $(KERNEL_BIN)
 
+# The kernel fuzzer alone (sw/apps/kernel-tests/src/t_fuzz.rs) on QEMU, 4 harts: SEED picks the
+# run, COUNT the steps of each of its threads (the main one checks the kernel's invariants after
+# each step). A failure prints the seed and the last steps; the suite runs a short run itself.
+SEED ?= 1592594996
+COUNT ?= 20000
+FUZZ_IMAGE := $(BUILD)/sw/image-fuzz.bin
+fuzz: sw
+	KTEST_ONLY=fuzz FUZZ_SEED=$(SEED) FUZZ_COUNT=$(COUNT) $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p kernel-tests
+	cp $(SW_OUT)/kernel-tests $(BUILD)/sw/kernel-tests-fuzz.elf
+	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
+	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests-fuzz.elf -o $(FUZZ_IMAGE)
+	scripts/qemu.sh $(FUZZ_IMAGE) < /dev/null | tee $(BUILD)/fuzz.log
+	@grep -q 'DebugHalt(0)' $(BUILD)/fuzz.log || { echo "fuzz: FAILED (seed $(SEED); see $(BUILD)/fuzz.log)"; exit 1; }
+
 # The main job today: the kernel with its test suite as the root task, on 4 harts.
 run: sw
 	scripts/qemu.sh $(KTEST_IMAGE)
@@ -108,10 +123,15 @@ run: sw
 test: test-host test-nofp test-boot test-rtl test-sim test-fpga test-hw
 	@echo "make test: all passed"
 
-test-host: | $(DEPS_DONE)
+test-host: test-loom | $(DEPS_DONE)
 	$(CARGO) test $(CARGO_FLAGS) --workspace
 	python3 -m unittest discover -s platform -p 'test_*.py'
 	python3 -m unittest discover -s scripts -p 'test_*.py'
+
+# The ring and wake-up protocol model-checked with loom (every interleaving of the modelled
+# races); its own target dir, since --cfg loom changes every crate's build.
+test-loom: | $(DEPS_DONE)
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(BUILD)/cargo-loom $(CARGO) test $(CARGO_FLAGS) --release -p aring
 
 test-nofp: sw
 	python3 scripts/check_no_fp.py $(BUILD)/sw/firmware.elf $(BUILD)/sw/kernel.elf

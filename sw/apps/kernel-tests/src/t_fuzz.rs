@@ -1,0 +1,346 @@
+//! The kernel fuzzer: seeded random invocations with random and adversarial arguments from the
+//! root task and worker threads on the other harts, all over one pool of slots, with the
+//! kernel's consistency checker run after every step of the root task. `make fuzz SEED=..
+//! COUNT=..` runs it alone; the suite runs a bounded run (`FUZZ_COUNT` default).
+//!
+//! What stays out of reach on purpose: the root task's own caps (every slot index an argument
+//! can name is a pool slot or garbage that fails lookup), blocking receives (a step must end),
+//! and register writes that could point a thread at real code (written values are
+//! non-canonical).
+use crate::env::{check_invariants, sadd, sget, sset, Env, Fail, TResult, CNODE, ROOT_DEPTH};
+use abi::{label as l, object as o, stat, MessageInfo};
+use core::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use userlib::{cnode, ipc, print, println, syscall, untyped, vspace};
+
+/// The fuzz threads' CSpace: a CNode of 2^F_BITS slots (guard pads it to a word). Slots
+/// below POOL are the pool every argument names; F_SELF holds the CNode itself (the retype
+/// destination), F_DEBUG the debug cap (only the checker call names it).
+const F_BITS: usize = 6;
+const POOL: usize = 48;
+const F_SELF: usize = 48;
+const F_SANDBOX: usize = 49;
+const F_DEBUG: usize = 63;
+/// Where sandbox mappings go, in the sandbox VSpace (never the root task's).
+const SANDBOX_VA: usize = 0x4000_0000;
+
+/// Seed and steps per thread; `make fuzz` sets them at build time.
+fn seed() -> u64 {
+    option_env!("FUZZ_SEED").and_then(|s| s.parse().ok()).unwrap_or(0x5eed_1234)
+}
+fn count() -> usize {
+    option_env!("FUZZ_COUNT").and_then(|s| s.parse().ok()).unwrap_or(1500)
+}
+
+/// Shared words: SHARED[0] finished workers, [1] worker steps, [2] main thread's steps done,
+/// [3] main thread's verdict (1 ok, 2 invariant broken), [4] violations.
+const S_DONE: usize = 0;
+const S_WSTEPS: usize = 1;
+const S_STEPS: usize = 2;
+const S_VERDICT: usize = 3;
+const S_VIOL: usize = 4;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// A slot index an argument may name: a pool slot mostly, else garbage that fails lookup.
+fn slot_arg(r: &mut Rng) -> usize {
+    if r.chance(92) {
+        r.below(POOL)
+    } else {
+        (1 << 12) + r.next() as usize % (1 << 40)
+    }
+}
+
+/// An argument word: slot numbers, depths, object sizes, addresses, edge values.
+fn word(r: &mut Rng) -> usize {
+    match r.below(10) {
+        0 => slot_arg(r),
+        1 => [0, 1, 2, 3, 4, 6, 12, 16, 64, 65, 255, 256][r.below(12)],
+        2 => 64,
+        3 => SANDBOX_VA + r.below(64) * 4096,
+        4 => SANDBOX_VA + r.below(8) * (1 << 21) + r.below(4096),
+        5 => [usize::MAX, usize::MAX - 1, 1 << 63, 1 << 38, (1 << 38) - 4096][r.below(5)],
+        6 => r.below(16),
+        7 => o::PAGE_TABLE.min(r.below(12)),
+        _ => r.next() as usize,
+    }
+}
+
+/// An extra cap: a pool slot, the root CNode (as a destination or lookup root) or the sandbox
+/// VSpace.
+fn cap_arg(r: &mut Rng) -> usize {
+    match r.below(8) {
+        0 | 1 => F_SELF,
+        2 => F_SANDBOX,
+        _ => slot_arg(r),
+    }
+}
+
+#[derive(Clone, Copy, Default)]
+struct Op {
+    label: usize,
+    svc: usize,
+    args: [usize; 6],
+    caps: [usize; 3],
+    ncaps: usize,
+}
+
+/// One random step; returns what it did (for the failure report).
+fn step(r: &mut Rng, may_receive: bool) -> Op {
+    // Always a slot that resolves: a cptr that does not would be a cap fault, and a fuzz
+    // thread has no fault handler.
+    let svc = r.below(POOL);
+    let mut op = Op { svc, ..Op::default() };
+    let kind = r.below(100);
+    if kind < 6 {
+        // IPC on whatever the slot holds, never blocking: a send with caps, or a receive
+        // with a receive slot in the pool.
+        op.label = 1000 + r.below(3);
+        let kind = syscall::debug_cap_identify(svc);
+        match op.label {
+            // A receive on a cap without Read is a cap fault that stops the thread: only the
+            // workers take that risk.
+            1000 if may_receive && matches!(kind, Some(o::ENDPOINT) | Some(o::NOTIFICATION)) => {
+                ipc::set_receive_path(F_SELF, slot_arg(r), 64);
+                syscall::nb_recv(svc);
+            }
+            1000 => {}
+            1001 => {
+                let n = r.below(3);
+                ipc::with_buffer(|b| {
+                    for i in 0..n {
+                        b.caps_or_badges[i] = slot_arg(r);
+                    }
+                });
+                syscall::nb_send(svc, MessageInfo::new(r.below(4), 0, n, r.below(6)), [word(r), word(r), 0, 0]);
+            }
+            _ => {}
+        }
+        return op;
+    }
+    op.label = if r.chance(3) { r.below(64) } else { 1 + r.below(l::IRQ_SET_UINTR) };
+    for a in op.args.iter_mut() {
+        *a = word(r);
+    }
+    match op.label {
+        // Register values that can never be a real address of ours.
+        l::TCB_WRITE_REGISTERS | l::TCB_COPY_REGISTERS => {
+            op.args[0] &= !1; // never resume
+            for a in op.args[3..].iter_mut() {
+                *a |= 1 << 63;
+            }
+        }
+        l::TCB_SET_AFFINITY => op.args[0] %= 8,
+        _ => {}
+    }
+    op.ncaps = r.below(4);
+    for i in 0..op.ncaps {
+        op.caps[i] = cap_arg(r);
+    }
+    let nargs = r.below(7);
+    // An endpoint invoked with Call would block: send to it instead.
+    if syscall::debug_cap_identify(svc) == Some(o::ENDPOINT) {
+        syscall::nb_send(svc, MessageInfo::new(op.label, 0, 0, nargs.min(4)), [op.args[0], op.args[1], op.args[2], op.args[3]]);
+    } else {
+        let _ = userlib::invoke::invoke(svc, op.label, &op.args[..nargs], &op.caps[..op.ncaps]);
+    }
+    op
+}
+
+/// The fuzz CSpace: Untypeds to retype from (a copy of one, an Untyped made from the other;
+/// the originals in the root's CSpace are the cleanup handles), a sandbox VSpace with an ASID, one object of each kind, the CNode
+/// itself and the debug cap. Returns (fuzz CNode, Untyped 1, Untyped 2, sandbox VSpace).
+fn setup(env: &mut Env) -> Result<(usize, usize, usize, usize), Fail> {
+    let f = env.alloc(o::CNODE, F_BITS)?.cptr;
+    let u1 = env.alloc(o::UNTYPED, 20)?.cptr;
+    let u2 = env.alloc(o::UNTYPED, 16)?.cptr;
+    let vs = env.alloc_cap(o::PAGE_TABLE)?;
+    ok!(vspace::asid_pool_assign(abi::init_cap::ASID_POOL, vs));
+    let all = userlib::invoke::rights::ALL;
+    ok!(cnode::copy(f, 0, F_BITS, CNODE, u1, ROOT_DEPTH, all));
+    let kinds = [o::TCB, o::ENDPOINT, o::NOTIFICATION, o::PAGE_4K, o::PAGE_TABLE, o::PAGE_4K, o::CNODE, o::UNTYPED];
+    for (i, &k) in kinds.iter().enumerate() {
+        let bits = match k {
+            o::CNODE => 3,
+            o::UNTYPED => 14,
+            _ => 0,
+        };
+        ok!(untyped::retype(u2, k, bits, CNODE, f, ROOT_DEPTH, 2 + i, 1));
+    }
+    // The fuzz threads address their CSpace with 64-bit cptrs: a guard pads the radix.
+    ok!(cnode::mint(f, F_SELF, F_BITS, CNODE, f, ROOT_DEPTH, all, 64 - F_BITS));
+    ok!(cnode::copy(f, F_SANDBOX, F_BITS, CNODE, vs, ROOT_DEPTH, all));
+    ok!(cnode::move_(f, F_DEBUG, F_BITS, CNODE, abi::init_cap::DEBUG, ROOT_DEPTH));
+    Ok((f, u1, u2, vs))
+}
+
+static LOG: [[AtomicUsize; 11]; 16] = [const { [const { AtomicUsize::new(0) }; 11] }; 16];
+
+fn log_op(i: usize, op: &Op) {
+    let e = &LOG[i % 16];
+    e[0].store(op.label, SeqCst);
+    e[1].store(op.svc, SeqCst);
+    for k in 0..6 {
+        e[2 + k].store(op.args[k], SeqCst);
+    }
+    e[8].store(op.caps[0], SeqCst);
+    e[9].store(op.caps[1], SeqCst);
+    e[10].store(op.caps[2] | op.ncaps << 60, SeqCst);
+}
+
+fn print_log(upto: usize) {
+    for i in upto.saturating_sub(16)..upto {
+        let e = &LOG[i % 16];
+        let v = |k: usize| e[k].load(SeqCst);
+        print!("[ktest] fuzz   step {}: label {} on slot {} args", i, v(0), v(1));
+        for k in 2..8 {
+            print!(" {:#x}", v(k));
+        }
+        println!(" caps [{}, {}, {}] ({} used)", v(8), v(9), v(10) & ((1 << 60) - 1), v(10) >> 60);
+    }
+}
+
+/// The main fuzz thread: a step, then the kernel's checker; stops at the first violation.
+extern "C" fn main_thread(_: usize) -> ! {
+    let mut r = Rng(seed());
+    for i in 0..count() {
+        let op = step(&mut r, false);
+        log_op(i, &op);
+        sset(S_STEPS, i + 1);
+        match syscall::debug_check_invariants(F_DEBUG) {
+            Some((0, _, _)) => {}
+            Some((n, _, _)) => {
+                sset(S_VIOL, n);
+                sset(S_VERDICT, 2);
+                park_here()
+            }
+            None => {
+                sset(S_VERDICT, 3);
+                park_here()
+            }
+        }
+    }
+    sset(S_VERDICT, 1);
+    park_here()
+}
+
+extern "C" fn worker(k: usize) -> ! {
+    let mut r = Rng(seed() ^ 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(k as u64 + 1));
+    for _ in 0..count() {
+        step(&mut r, true);
+        sadd(S_WSTEPS, 1);
+    }
+    sadd(S_DONE, 1);
+    park_here()
+}
+
+/// Fuzz threads cannot name the park notification (not in their CSpace): they yield forever
+/// until the root suspends them.
+fn park_here() -> ! {
+    loop {
+        syscall::yield_now();
+    }
+}
+
+pub fn fuzz(env: &mut Env) -> TResult {
+    let bytes0 = syscall::debug_stat(stat::OBJECT_BYTES);
+    let (f, u1, u2, vs) = setup(env)?;
+    for i in 0..5 {
+        sset(i, 0);
+    }
+    let cfg = |hart| crate::env::ThreadCfg { prio: 100, cspace: f, cspace_data: 64 - F_BITS, affinity: Some(hart), ..Default::default() };
+    let harts = userlib::bootinfo::harts(env.bi);
+    // The threads' TCBs, stacks and IPC buffers are the suite's (kept like every helper's).
+    let before_spawn = syscall::debug_stat(stat::OBJECT_BYTES);
+    let mut workers = 0;
+    let mut tcbs = [0; 8];
+    for h in (0..harts).filter(|&h| h != env.bi.node_id).take(7) {
+        tcbs[workers] = env.spawn_cfg(worker as *const () as usize, h, cfg(h))?.tcb;
+        workers += 1;
+    }
+    let main = env.spawn_cfg(main_thread as *const () as usize, 0, cfg(env.bi.node_id))?;
+    tcbs[workers] = main.tcb;
+    let threads_bytes = syscall::debug_stat(stat::OBJECT_BYTES) - before_spawn;
+    // The root shares its hart with the main fuzz thread at the same priority while it
+    // watches: its yields let the fuzz run, the fuzz thread's slice ends let the root look.
+    ok!(userlib::tcb::set_priority(abi::init_cap::TCB, abi::init_cap::TCB, 100));
+    let mut last = 0;
+    let mut stalls = 0;
+    while sget(S_VERDICT) == 0 && stalls < 50 {
+        for _ in 0..2000 {
+            if sget(S_VERDICT) != 0 {
+                break;
+            }
+            syscall::yield_now();
+        }
+        let now = sget(S_STEPS);
+        stalls = if now == last { stalls + 1 } else { 0 };
+        last = now;
+    }
+    // Workers: a bounded wait for the rest of their steps (one that received on a cap
+    // without Read stopped at its cap fault: that ends its run early, it is not a failure).
+    let mut wlast = usize::MAX;
+    for _ in 0..100 {
+        if sget(S_DONE) >= workers || sget(S_WSTEPS) == wlast {
+            break;
+        }
+        wlast = sget(S_WSTEPS);
+        for _ in 0..500 {
+            syscall::yield_now();
+        }
+    }
+    ok!(userlib::tcb::set_priority(abi::init_cap::TCB, abi::init_cap::TCB, 255));
+    env.stop_helpers();
+    // The stopped threads let go of the fuzz CSpace.
+    for &t in &tcbs[..=workers] {
+        ok!(userlib::tcb::set_space(t, 0, CNODE, 0, crate::env::VSPACE, 0));
+    }
+    let (verdict, steps, wsteps) = (sget(S_VERDICT), sget(S_STEPS), sget(S_WSTEPS));
+    if verdict != 1 {
+        println!("");
+        println!(
+            "[ktest] fuzz: seed {} failed at main step {} (verdict {}, {} violations; {} worker steps); its last steps:",
+            seed(),
+            steps,
+            verdict,
+            sget(S_VIOL),
+            wsteps
+        );
+        print_log(steps);
+        ensure!(false, "seed {}: {}", seed(), if verdict == 0 { "the main fuzz thread stopped" } else { "kernel invariants broken (see the kernel log)" });
+    }
+    // The debug cap goes back; everything the fuzz made came from u1: revoking it and
+    // deleting the fuzz CNode must give every byte back.
+    ok!(cnode::move_(CNODE, abi::init_cap::DEBUG, ROOT_DEPTH, f, F_DEBUG, F_BITS));
+    ok!(cnode::revoke(CNODE, u1, ROOT_DEPTH));
+    ok!(cnode::revoke(CNODE, u2, ROOT_DEPTH));
+    // The fuzz CNode holds caps to itself: empty it first, or its last outside cap would not
+    // be its last cap (the kernel has no zombie caps for such cycles).
+    for i in 0..1 << F_BITS {
+        ok!(cnode::delete(f, i, F_BITS));
+    }
+    ok!(cnode::delete(CNODE, f, ROOT_DEPTH));
+    ok!(cnode::delete(CNODE, vs, ROOT_DEPTH));
+    ok!(cnode::delete(CNODE, u1, ROOT_DEPTH));
+    ok!(cnode::delete(CNODE, u2, ROOT_DEPTH));
+    check_invariants()?;
+    let leaked = syscall::debug_stat(stat::OBJECT_BYTES) as isize - (bytes0 + threads_bytes) as isize;
+    print!("(seed {}, {} main steps + {} worker steps on {} harts, {} of {} workers ran to the end) ", seed(), steps, wsteps, workers + 1, sget(S_DONE), workers);
+    ensure!(leaked == 0, "{} object bytes not returned after deleting everything the fuzzer made", leaked);
+    Ok(())
+}
