@@ -225,6 +225,10 @@ extern "C" fn main_thread(_: usize) -> ! {
         match syscall::debug_check_invariants(F_DEBUG) {
             Some((0, _, _)) => {}
             Some((n, _, _)) => {
+                // Report from here at once: a broken kernel may not let the root run again.
+                println!("");
+                println!("[ktest] fuzz: seed {} broke {} kernel invariants at main step {}; its last steps:", seed(), n, i);
+                print_log(i + 1);
                 sset(S_VIOL, n);
                 sset(S_VERDICT, 2);
                 park_here()
