@@ -187,6 +187,7 @@ pub mod object {
     /// DebugCapIdentify only: a reply cap, and the debug capability (`init_cap::DEBUG`).
     pub const REPLY: usize = 13;
     pub const DEBUG_CONTROL: usize = 14;
+    pub const UINTR_CONTROL: usize = 15;
 
     /// Ours is larger than seL4's 2^10: the TCB carries the full user-interrupt state too.
     pub const TCB_BITS: usize = 11;
@@ -271,10 +272,22 @@ pub mod label {
     /// claims it and raises vector = the cap's badge on the receiver (kernel as sender), the
     /// source stays masked until Ack, as for any handler. Works on every machine.
     pub const IRQ_SET_UINTR: usize = 41;
+    /// Ours: on the UintrControl cap (`init_cap::UINTR_CONTROL`), extra cap 0 = a TCB, MR0 =
+    /// grants (`uintr::GRANT_*` bits): what user-interrupt hardware the thread may hold. A
+    /// UINTC receiver slot (NotificationRegisterReceiver for a notification bound to it) needs
+    /// `GRANT_RECEIVE`, a sender table (its first NotificationRegisterSender) `GRANT_SEND`;
+    /// without them those fail with IllegalOperation. Withdrawing a grant frees what the
+    /// thread holds under it. New threads have none; the root task has both. Both resources
+    /// are fixed pools of the hardware (`BootInfo::uintr_slots`, 64 sender tables): the holder
+    /// of UintrControl decides who may use them, so no thread can starve another.
+    pub const UINTR_CONTROL_GRANT: usize = 42;
 }
 
 /// User interrupts (uintr-spec.md): how the kernel provides them and the U-notification rules.
 pub mod uintr {
+    /// `label::UINTR_CONTROL_GRANT` bits.
+    pub const GRANT_RECEIVE: usize = 1;
+    pub const GRANT_SEND: usize = 2;
     /// `BootInfo::uintr_mode`: no user interrupts at all.
     pub const MODE_NONE: usize = 0;
     /// No UINTC: the kernel traps and emulates the CSRs, `uipi.*` and `uret` (same behaviour,
@@ -316,6 +329,8 @@ pub mod init_cap {
     /// The debug capability: the authority to halt the machine and dump the scheduler
     /// (DebugHalt, DebugDumpScheduler name it in a register). Only the root task gets it.
     pub const DEBUG: usize = 12;
+    /// UintrControl: grants threads the use of UINTC receiver slots and sender tables.
+    pub const UINTR_CONTROL: usize = 13;
     pub const FIRST_FREE: usize = 16;
     /// The root CNode has 2^ROOT_CNODE_BITS slots and no guard, so a slot index is a cptr.
     pub const ROOT_CNODE_BITS: usize = 12;

@@ -96,5 +96,6 @@ fn identify(c: &Cap) -> usize {
         Cap::IrqHandler { .. } => object::IRQ_HANDLER,
         Cap::Reply { .. } => object::REPLY,
         Cap::DebugControl => object::DEBUG_CONTROL,
+        Cap::UintrControl => object::UINTR_CONTROL,
     }
 }

@@ -182,6 +182,7 @@ pub fn create(m: &devtree::Machine) -> Result<bool, LoadError> {
     object::irq::set_control_slot(root.slot(init_cap::IRQ_CONTROL));
     root.put(init_cap::ASID_CONTROL, Cap::AsidControl);
     root.put(init_cap::DEBUG, Cap::DebugControl);
+    root.put(init_cap::UINTR_CONTROL, Cap::UintrControl);
     root.put(init_cap::ASID_POOL, Cap::AsidPool { base: pool, asid_base: 0 });
 
     // The image, then stack, boot info and IPC buffer, each with a frame cap.
@@ -226,6 +227,7 @@ pub fn create(m: &devtree::Machine) -> Result<bool, LoadError> {
     t.prio = abi::sched::ROOT_PRIORITY as u8;
     t.mcp = abi::sched::ROOT_PRIORITY as u8;
     t.is_root = true;
+    t.uintr_grants = (abi::uintr::GRANT_RECEIVE | abi::uintr::GRANT_SEND) as u8;
     t.ctx.sepc = entry;
     t.ctx.regs[2] = layout::ROOT_STACK_TOP;
     t.ctx.regs[10] = layout::ROOT_BOOTINFO;

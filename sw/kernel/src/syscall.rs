@@ -124,6 +124,7 @@ fn invoke(me: &mut Tcb, cap: Cap, slot: u64, m: &Msg) -> object::InvResult {
         Cap::AsidControl => object::asid::invoke_control(me, m),
         Cap::AsidPool { .. } => object::asid::invoke_pool(me, cap, m),
         Cap::IrqControl => object::irq::invoke_control(me, m),
+        Cap::UintrControl => crate::uintr::invoke_control(me, m),
         Cap::IrqHandler { .. } => object::irq::invoke_handler(me, cap, m),
         _ => Err(caps::Error::InvalidCapability(0)),
     }

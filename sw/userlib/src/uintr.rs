@@ -36,6 +36,13 @@ pub fn register_sender(ntfn: usize, tcb: usize) -> Result<usize> {
     Ok(invoke(ntfn, label::NOTIFICATION_REGISTER_SENDER, &[], &[tcb])?.mr(0))
 }
 
+/// UintrControl_Grant: let thread `tcb` hold a UINTC receiver slot and/or a sender table
+/// (`abi::uintr::GRANT_*`); 0 withdraws both and frees what it holds. `control` is the
+/// UintrControl cap (the root task's is `abi::init_cap::UINTR_CONTROL`).
+pub fn grant(control: usize, tcb: usize, grants: usize) -> Result<()> {
+    invoke(control, label::UINTR_CONTROL_GRANT, &[grants], &[tcb]).map(|_| ())
+}
+
 /// How IRQSetUIntr routed a device interrupt (abi::label::IRQ_SET_UINTR).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IrqRoute {

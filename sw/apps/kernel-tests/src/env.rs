@@ -353,6 +353,10 @@ impl Env {
             )?;
         }
         ok_env(tcb::set_sched_params(t, ROOT_TCB, cfg.mcp, cfg.prio), "SetSchedParams")?;
+        // Helpers may take user-interrupt resources like the root task (tests that check the
+        // grants make their threads themselves).
+        let all = abi::uintr::GRANT_RECEIVE | abi::uintr::GRANT_SEND;
+        ok_env(userlib::uintr::grant(abi::init_cap::UINTR_CONTROL, t, all), "UintrControl_Grant")?;
         if let Some(a) = cfg.affinity {
             ok_env(tcb::set_affinity(t, a), "SetAffinity")?;
         }

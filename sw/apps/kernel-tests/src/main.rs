@@ -130,6 +130,7 @@ mod rt {
         ("isolation_debug_calls_need_the_cap", crate::t_isolation::debug_calls_need_the_cap),
         ("isolation_receive_depth_out_of_range", crate::t_isolation::receive_depth_out_of_range),
         ("isolation_read_registers_without_buffer", crate::t_isolation::read_registers_without_buffer),
+        ("isolation_uintr_resources_need_a_grant", crate::t_isolation::uintr_resources_need_a_grant),
         ("fuzz_invocations", crate::t_fuzz::fuzz),
         ("fastpath_call_replyrecv", crate::t_bench::fastpath),
         ("bench_round_trip", crate::t_bench::round_trip),

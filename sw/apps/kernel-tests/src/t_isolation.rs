@@ -219,3 +219,51 @@ extern "C" fn read_regs_no_buffer(_: usize) -> ! {
     sset(3, 1 + if info.label == 0 { info.length } else { 1000 + info.label });
     park()
 }
+
+/// The user-interrupt hardware's fixed pools (UINTC receiver slots, sender tables) are handed
+/// out by UintrControl: a thread without a grant cannot take any, so it cannot starve others;
+/// withdrawing a grant frees what the thread holds.
+pub fn uintr_resources_need_a_grant(env: &mut Env) -> TResult {
+    use abi::{stat, uintr as u};
+    use userlib::uintr;
+    if env.bi.uintr_mode == u::MODE_NONE {
+        return Err(crate::env::Fail::skip(format_args!("no user interrupts on this machine")));
+    }
+    let gauge = |w| syscall::debug_stat(w);
+    let t = env.alloc_cap(o::TCB)?;
+    let n = env.alloc_cap(o::NOTIFICATION)?;
+    ok!(tcb::bind_notification(t, n));
+    let slots0 = gauge(stat::UINTR_SLOTS_USED);
+    let tables0 = gauge(stat::UINTR_TABLES_USED);
+    // No grant: neither a slot nor a table, however often it asks.
+    for _ in 0..100 {
+        expect_err!(uintr::register_receiver(n), e::ILLEGAL_OPERATION);
+    }
+    let m = env.mint(n, rights::ALL, 5)?;
+    expect_err!(uintr::register_sender(m, t), e::ILLEGAL_OPERATION);
+    ensure_eq!(gauge(stat::UINTR_SLOTS_USED), slots0, "slots used after refused registrations");
+    ensure_eq!(gauge(stat::UINTR_TABLES_USED), tables0, "tables used after refused registrations");
+    // Only UintrControl grants; a copy of it cannot be made, and bad grant bits are refused.
+    let s = env.slot()?;
+    expect_err!(cnode::copy(CNODE, s, ROOT_DEPTH, CNODE, ic::UINTR_CONTROL, ROOT_DEPTH, rights::ALL), e::ILLEGAL_OPERATION);
+    expect_err!(uintr::grant(t, t, u::GRANT_RECEIVE), e::ILLEGAL_OPERATION);
+    expect_err!(uintr::grant(ic::UINTR_CONTROL, n, u::GRANT_RECEIVE), e::INVALID_CAPABILITY);
+    expect_err!(uintr::grant(ic::UINTR_CONTROL, t, 4), e::INVALID_ARGUMENT);
+    // Granted: both work.
+    ok!(uintr::grant(ic::UINTR_CONTROL, t, u::GRANT_RECEIVE | u::GRANT_SEND));
+    ok!(uintr::register_receiver(n));
+    ok!(uintr::register_sender(m, t));
+    ensure_eq!(gauge(stat::UINTR_SLOTS_USED), slots0 + 1, "slots used after a granted registration");
+    ensure_eq!(gauge(stat::UINTR_TABLES_USED), tables0 + 1, "tables used after a granted registration");
+    // Withdrawn: the slot and the table go back at once, and stay refused.
+    ok!(uintr::grant(ic::UINTR_CONTROL, t, 0));
+    ensure_eq!(gauge(stat::UINTR_SLOTS_USED), slots0, "slots used after the grant was withdrawn");
+    ensure_eq!(gauge(stat::UINTR_TABLES_USED), tables0, "tables used after the grant was withdrawn");
+    expect_err!(uintr::register_receiver(n), e::ILLEGAL_OPERATION);
+    let m2 = env.mint(n, rights::ALL, 6)?;
+    expect_err!(uintr::register_sender(m2, t), e::ILLEGAL_OPERATION);
+    // The stale entry handle in `m` is harmless to delete.
+    ok!(cnode::delete(CNODE, m, ROOT_DEPTH));
+    ok!(cnode::delete(CNODE, t, ROOT_DEPTH));
+    check_invariants()
+}

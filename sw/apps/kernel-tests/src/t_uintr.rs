@@ -953,6 +953,7 @@ fn create_destroy_inner(env: &mut Env, c: &mut Cleanup) -> TResult {
         // B: a receiver thread of its own, deleted first, with bits left pending in its slot
         // by the kernel and by another thread's entry that outlives the slot.
         ok!(retype(o::TCB, s_tcb));
+        ok!(uintr::grant(abi::init_cap::UINTR_CONTROL, s_tcb, u::GRANT_RECEIVE | u::GRANT_SEND));
         ok!(retype(o::NOTIFICATION, s_nb));
         ok!(tcb::bind_notification(s_tcb, s_nb));
         let slot_b = ok!(uintr::register_receiver(s_nb));

@@ -101,7 +101,7 @@ pub fn finalise(cap: Cap) {
             }
             Cap::IrqHandler { irq } => irq::clear_handler(irq),
             Cap::Reply { tcb, .. } => tcb::reply_cap_gone(tcb),
-            Cap::Null | Cap::Untyped { .. } | Cap::IrqControl | Cap::AsidControl | Cap::DebugControl => {}
+            Cap::Null | Cap::Untyped { .. } | Cap::IrqControl | Cap::AsidControl | Cap::DebugControl | Cap::UintrControl => {}
         }
     }
 }

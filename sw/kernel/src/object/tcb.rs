@@ -82,6 +82,8 @@ pub struct Tcb {
     pub uintr: crate::uintr::ThreadState,
     /// Kernel entries the thread made itself (system calls, faults, emulated instructions).
     pub entries: u64,
+    /// What user-interrupt hardware it may hold (`abi::uintr::GRANT_*`, UintrControl).
+    pub uintr_grants: u8,
 }
 
 const _: () = assert!(core::mem::size_of::<Tcb>() <= 1 << abi::object::TCB_BITS);
@@ -135,6 +137,7 @@ pub fn create(pa: u64, hart: usize) {
         dbg_next: core::ptr::null_mut(),
         dbg_prev: core::ptr::null_mut(),
         is_root: false,
+        uintr_grants: 0,
         uintr: Default::default(),
         entries: 0,
     });

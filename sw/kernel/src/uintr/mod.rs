@@ -338,6 +338,10 @@ pub fn register_receiver(ntfn: u64) -> Result<usize, Error> {
     }
     // SAFETY: a bound TCB is live.
     let Some(t) = (unsafe { n.bound.as_mut() }) else { return Err(Error::IllegalOperation) };
+    // The UINTC's slots are a fixed pool: only threads UintrControl allowed may take one.
+    if t.uintr_grants & abi::uintr::GRANT_RECEIVE as u8 == 0 {
+        return Err(Error::IllegalOperation);
+    }
     let s = uintc::alloc().ok_or(Error::NotEnoughMemory { available: 0 })?;
     owners()[s as usize] = SlotOwner { ntfn, tcb: t };
     n.uslot = s + 1;
@@ -357,6 +361,8 @@ pub fn register_sender(ntfn: u64, badge: u64, t: &mut Tcb) -> Result<(u64, usize
     let mut new_table = false;
     let id = match t.uintr.table.checked_sub(1) {
         Some(id) => id,
+        // Sender tables are a fixed pool too: a first entry needs the grant.
+        None if t.uintr_grants & abi::uintr::GRANT_SEND as u8 == 0 => return Err(Error::IllegalOperation),
         None => {
             new_table = true;
             sender::alloc_table(t).ok_or(Error::NotEnoughMemory { available: 0 })?
@@ -424,6 +430,41 @@ fn drain_sends() {
     if hardware() {
         sched::kick_others(|_| true);
     }
+}
+
+// ---- who may hold the fixed resources -------------------------------------------------
+
+/// UintrControl_Grant: set what user-interrupt hardware a thread may hold; what it holds
+/// under a withdrawn grant is freed at once (its receiver slot, its sender table).
+pub fn invoke_control(me: &mut Tcb, m: &ipc::Msg) -> crate::object::InvResult {
+    if m.label != abi::label::UINTR_CONTROL_GRANT {
+        return Err(Error::IllegalOperation);
+    }
+    m.need(1, 1)?;
+    let caps::Cap::Tcb { obj } = m.caps[0].0 else { return Err(Error::InvalidCapability(1)) };
+    let grants = m.mr(me, 0);
+    let all = abi::uintr::GRANT_RECEIVE | abi::uintr::GRANT_SEND;
+    if grants & !all != 0 {
+        return Err(Error::InvalidArgument(0));
+    }
+    let t = at::<Tcb>(obj);
+    t.uintr_grants = grants as u8;
+    if grants & abi::uintr::GRANT_RECEIVE == 0 {
+        if let Some(s) = t.uintr.slot.checked_sub(1) {
+            let ntfn = owners()[s as usize].ntfn;
+            free_receiver(at::<Notification>(ntfn));
+        }
+    }
+    if grants & abi::uintr::GRANT_SEND == 0 {
+        if let Some(id) = t.uintr.table.checked_sub(1) {
+            // The entries' caps keep handles whose table is gone: harmless (sender.rs).
+            sender::release(id as usize);
+            t.uintr.table = 0;
+            drain_sends();
+            reload(t);
+        }
+    }
+    Ok(0)
 }
 
 /// Thread `t` is being destroyed (already suspended): its table goes; no hart may keep it.

@@ -57,6 +57,9 @@ pub enum Cap {
     /// Authority over the privileged debug calls (halt the machine, dump the scheduler with
     /// kernel addresses). Created once at boot for the root task; cannot be copied.
     DebugControl,
+    /// Authority to let threads use the user-interrupt hardware's fixed pools (UINTC slots,
+    /// sender tables). Created once at boot for the root task; cannot be copied.
+    UintrControl,
     /// A pool of 512 ASIDs starting at `asid_base`, stored in a 4 KiB object at `base`.
     AsidPool { asid_base: u16, base: u64 },
     /// The right to reply once to thread `tcb` (non-MCS seL4: lives in the receiver's caller
@@ -75,7 +78,7 @@ impl Cap {
     /// The object this cap names, as (type tag, base address), for identity comparisons.
     pub fn object(&self) -> Option<(u8, u64)> {
         Some(match *self {
-            Cap::Null | Cap::IrqControl | Cap::AsidControl | Cap::DebugControl | Cap::Reply { .. } => return None,
+            Cap::Null | Cap::IrqControl | Cap::AsidControl | Cap::DebugControl | Cap::UintrControl | Cap::Reply { .. } => return None,
             Cap::Untyped { base, .. } => (0, base),
             Cap::CNode { base, .. } => (4, base),
             Cap::Endpoint { obj, .. } => (2, obj),
@@ -143,7 +146,7 @@ impl Cap {
     pub fn derive(self) -> Result<Cap, crate::Error> {
         match self {
             Cap::Null => Err(crate::Error::InvalidCapability(1)),
-            Cap::IrqControl | Cap::AsidControl | Cap::DebugControl | Cap::Reply { .. } => Err(crate::Error::IllegalOperation),
+            Cap::IrqControl | Cap::AsidControl | Cap::DebugControl | Cap::UintrControl | Cap::Reply { .. } => Err(crate::Error::IllegalOperation),
             Cap::Frame { base, size_bits, rights, .. } => Ok(Cap::Frame { base, size_bits, rights, mapped: None }),
             Cap::PageTable { mapped: None, .. } => Err(crate::Error::IllegalOperation),
             Cap::Notification { obj, badge, rights, .. } => Ok(Cap::Notification { obj, badge, rights, uintr: 0 }),
