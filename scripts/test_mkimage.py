@@ -68,17 +68,77 @@ class MkimageTest(unittest.TestCase):
 
 
 class ModulesTest(unittest.TestCase):
-    def test_module_table_layout(self):
+    def setUp(self):
         sys.path.insert(0, HERE)
         import mkimage
-        blob = mkimage.module_table([("roottask", b"\x7fELF" + bytes(100)), ("srv", b"abc")], 0x1234)
+        self.mk = mkimage
+
+    def test_module_table_layout(self):
+        rec = self.mk.process_records({"srv": {"hart": 1, "priority": 7, "caps": [{"endpoint": "e", "badge": 9}]}})[0][2]
+        blob = self.mk.module_table([("roottask", b"\x7fELF" + bytes(100)), ("srv", b"abc", rec)], 0x1234)
         magic, count = struct.unpack_from("<QQ", blob, 0)
         self.assertEqual((magic, count), (0x1234, 2))
         name, off, size = struct.unpack_from("<32sQQ", blob, 16)
         self.assertEqual((name.rstrip(b"\0"), off, size), (b"roottask", 4096, 104))
         self.assertEqual(blob[off:off + 4], b"\x7fELF")
-        _, off2, size2 = struct.unpack_from("<32sQQ", blob, 16 + 48)
+        e2 = 16 + self.mk.ENTRY_LEN
+        _, off2, size2 = struct.unpack_from("<32sQQ", blob, e2)
         self.assertEqual((off2 % 4096, size2, blob[off2:off2 + 3]), (0, 3, b"abc"))
+        hart, prio, bits, stack, ncaps, fault = struct.unpack_from("<HBBHBB", blob, e2 + 48)
+        self.assertEqual((hart, prio, bits, stack, ncaps, fault), (1, 7, 6, 4, 1, self.mk.NO_FAULT))
+        self.assertEqual(struct.unpack_from("<BBHI", blob, e2 + 64), (1, 15, 0, 9))
+
+    def test_named_objects_are_shared_and_numbered_in_order(self):
+        recs = self.mk.process_records({
+            "a": {"caps": [{"endpoint": "x"}, {"notification": "n", "rights": ["read"]}]},
+            "b": {"caps": [{"endpoint": "y", "fault": True}, {"endpoint": "x", "badge": 3}]},
+        })
+        caps = lambda r, n: [struct.unpack_from("<BBHI", r, 16 + 8 * i) for i in range(n)]
+        self.assertEqual(caps(recs[0][2], 2), [(1, 15, 0, 0), (2, 2, 1, 0)])
+        self.assertEqual(caps(recs[1][2], 2), [(1, 15, 2, 0), (1, 15, 0, 3)])
+        self.assertEqual(recs[1][2][7], 0, "the fault endpoint is cap 0")
+
+    def test_bad_records_are_refused(self):
+        for procs in [{"a": {"colour": 1}}, {"a": {"caps": [{"endpoint": "x", "rights": ["fly"]}]}},
+                      {"a": {"caps": [{"notification": "x", "fault": True}]}}, {"a": {"priority": 256}},
+                      {"a": {"caps": [{"endpoint": str(i)} for i in range(9)]}}]:
+            with self.assertRaises(SystemExit, msg=procs):
+                self.mk.process_records(procs)
+
+    def test_strip_keeps_what_a_loader_reads(self):
+        elf = bytearray(elf64([(0x10000, b"TEXT", 4)]))
+        struct.pack_into("<QHH", elf, 0x28, len(elf), 0, 0)   # pretend section headers follow
+        struct.pack_into("<HH", elf, 0x3C, 5, 4)
+        out = self.mk.strip_elf(bytes(elf) + b"DEBUG" * 100)
+        self.assertEqual(out, bytes(elf[:0x28]) + bytes(8) + bytes(elf[0x30:0x3C]) + bytes(4) + bytes(elf[0x40:]))
+        with self.assertRaises(SystemExit):
+            self.mk.strip_elf(bytes(elf[:-1]))
+
+    def test_manifest_packs_every_process_root_first(self):
+        with tempfile.TemporaryDirectory() as d:
+            paths = []
+            for name in ["fw", "k", "root", "p"]:
+                path = os.path.join(d, name + ".elf")
+                pathlib.Path(path).write_bytes(elf64([(0x8000_0000 if name == "fw" else 0x8020_0000, name.encode(), 4)]))
+                paths += ["--elf", f"{name}={path}"]
+            base = MkimageTest.MANIFEST + '[[part]]\nname = "modules"\nkind = "modules"\nbase = "image.modules_base"\nsize = "image.modules_max_size"\n'
+            man = os.path.join(d, "image.toml")
+            out = os.path.join(d, "image.bin")
+
+            def run(text):
+                pathlib.Path(man).write_text(text)
+                return subprocess.run([sys.executable, MKIMAGE, "--manifest", man, "-o", out] + paths,
+                                      capture_output=True, text=True)
+            p = run(base + '[process.roottask]\nelf = "root"\n[process.p]\nhart = 2\n')
+            self.assertEqual(p.returncode, 0, p.stderr)
+            mods = pathlib.Path(out).read_bytes()[0x60_0000:]
+            self.assertEqual(struct.unpack_from("<Q", mods, 8)[0], 2)
+            self.assertEqual(mods[16:24], b"roottask")
+            self.assertEqual(mods[16 + 128:17 + 128], b"p")
+            p = run(base + '[process.p]\n[process.roottask]\nelf = "root"\n')
+            self.assertNotEqual(p.returncode, 0, "the root task must come first")
+            p = run(base + '[process.roottask]\nelf = "root"\n[process.q]\n')
+            self.assertIn("no --elf given", p.stdout + p.stderr)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,12 @@
-//! Boot modules: ELF files the image carries for the kernel (the root task first).
+//! Boot modules: one ELF file per process of the system (the root task first), each with the
+//! record of how it runs that the image manifest (`sw/image.toml`) gives it.
 //!
 //! Layout at `image.modules_base` (all little-endian, written by `scripts/mkimage.py`):
 //! ```text
-//! u64 magic (image.modules_magic) | u64 count | count x { [u8; 32] name, u64 offset, u64 size }
+//! u64 magic (image.modules_magic) | u64 count | count x entry (128 bytes):
+//!   [u8; 32] name | u64 offset | u64 size
+//!   u16 hart | u8 priority | u8 cnode_bits | u16 stack_pages | u8 ncaps | u8 fault | u64 0
+//!   8 x { u8 kind, u8 rights, u16 object, u32 badge }
 //! ```
 //! `offset` is from the table's start; files are 4 KiB aligned. Everything is validated: a
 //! corrupt table is reported, never trusted.
@@ -10,8 +14,47 @@
 
 pub const NAME_LEN: usize = 32;
 const HEADER: usize = 16;
-const ENTRY: usize = NAME_LEN + 16;
+const ENTRY: usize = 128;
 pub const MAX_MODULES: usize = 64;
+/// Caps a process record can list.
+pub const MAX_CAPS: usize = 8;
+/// `Process::hart` when the manifest leaves the choice to the root task.
+pub const ANY_HART: u16 = 0xFFFF;
+/// `Process::fault` when no given cap is the fault endpoint.
+pub const NO_FAULT: u8 = 0xFF;
+/// `CapSpec::kind`: a named endpoint or notification of the system.
+pub const CAP_ENDPOINT: u8 = 1;
+pub const CAP_NOTIFICATION: u8 = 2;
+
+/// A cap the manifest gives a process: `object` indexes the system's named endpoints and
+/// notifications (one per name, numbered in order of first mention); `rights` are seL4 rights
+/// bits (write 1, read 2, grant 4, grant-reply 8).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CapSpec {
+    pub kind: u8,
+    pub rights: u8,
+    pub object: u16,
+    pub badge: u32,
+}
+
+/// How the manifest says a process runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Process {
+    pub hart: u16,
+    pub priority: u8,
+    pub cnode_bits: u8,
+    pub stack_pages: u16,
+    /// Index in `caps` of its fault endpoint, or `NO_FAULT`.
+    pub fault: u8,
+    ncaps: u8,
+    caps_: [CapSpec; MAX_CAPS],
+}
+
+impl Process {
+    pub fn caps(&self) -> &[CapSpec] {
+        &self.caps_[..self.ncaps as usize]
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Error {
@@ -19,6 +62,8 @@ pub enum Error {
     TooMany,
     OutOfBounds,
     BadName,
+    /// A process record with too many caps, an unknown cap kind or a fault index past them.
+    BadRecord,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -27,6 +72,7 @@ pub struct Module<'a> {
     /// Offset of the file from the table start.
     pub offset: usize,
     pub data: &'a [u8],
+    pub process: Process,
 }
 
 pub struct Modules<'a> {
@@ -77,11 +123,48 @@ impl<'a> Modules<'a> {
         if offset < HEADER + self.count * ENTRY {
             return Err(Error::OutOfBounds); // overlaps the table itself
         }
-        Ok(Module { name, offset, data })
+        let r = self.region.get(e + NAME_LEN + 16..e + ENTRY).ok_or(Error::OutOfBounds)?;
+        let ncaps = r[6];
+        if ncaps as usize > MAX_CAPS || (r[7] != NO_FAULT && r[7] >= ncaps) {
+            return Err(Error::BadRecord);
+        }
+        let mut caps_ = [CapSpec::default(); MAX_CAPS];
+        for (i, c) in caps_.iter_mut().enumerate().take(ncaps as usize) {
+            let b = &r[16 + 8 * i..24 + 8 * i];
+            *c = CapSpec {
+                kind: b[0],
+                rights: b[1],
+                object: u16::from_le_bytes([b[2], b[3]]),
+                badge: u32::from_le_bytes([b[4], b[5], b[6], b[7]]),
+            };
+            if !matches!(c.kind, CAP_ENDPOINT | CAP_NOTIFICATION) {
+                return Err(Error::BadRecord);
+            }
+        }
+        let process = Process {
+            hart: u16::from_le_bytes([r[0], r[1]]),
+            priority: r[2],
+            cnode_bits: r[3],
+            stack_pages: u16::from_le_bytes([r[4], r[5]]),
+            fault: r[7],
+            ncaps,
+            caps_,
+        };
+        Ok(Module { name, offset, data, process })
     }
 
     pub fn find(&self, name: &str) -> Option<Module<'a>> {
         (0..self.count).filter_map(|i| self.get(i).ok()).find(|m| m.name == name)
+    }
+
+    /// Named endpoints and notifications the processes share: one more than the highest
+    /// object index any record mentions.
+    pub fn objects(&self) -> usize {
+        (0..self.count)
+            .filter_map(|i| self.get(i).ok())
+            .flat_map(|m| m.process.caps().iter().map(|c| c.object as usize + 1).max())
+            .max()
+            .unwrap_or(0)
     }
 
     /// Bytes of the window in use (table and files), for reserving them at boot.
@@ -107,6 +190,12 @@ mod tests {
             out.extend_from_slice(&n);
             out.extend_from_slice(&(off as u64).to_le_bytes());
             out.extend_from_slice(&(data.len() as u64).to_le_bytes());
+            // hart 1, priority 100, 64 slots, 4 stack pages, one cap (endpoint 3, badge 7)
+            // that is also the fault endpoint.
+            out.extend_from_slice(&[1, 0, 100, 6, 4, 0, 1, 0]);
+            out.extend_from_slice(&[0; 8]);
+            out.extend_from_slice(&[CAP_ENDPOINT, 2, 3, 0, 7, 0, 0, 0]);
+            out.extend_from_slice(&[0; 56]);
             off += data.len().next_multiple_of(4096);
         }
         for (_, data) in entries {
@@ -125,6 +214,24 @@ mod tests {
         assert_eq!(m.find("server").unwrap().offset, 8192);
         assert!(m.find("absent").is_none());
         assert_eq!(m.used(), 8192 + 3);
+        let p = m.find("server").unwrap().process;
+        assert_eq!((p.hart, p.priority, p.cnode_bits, p.stack_pages, p.fault), (1, 100, 6, 4, 0));
+        assert_eq!(p.caps(), &[CapSpec { kind: CAP_ENDPOINT, rights: 2, object: 3, badge: 7 }]);
+        assert_eq!(m.objects(), 4);
+    }
+
+    #[test]
+    fn bad_process_records_are_rejected() {
+        let rec = 16 + NAME_LEN + 16;
+        let mut t = table(&[("p", b"x")]);
+        t[rec + 6] = MAX_CAPS as u8 + 1;
+        assert_eq!(Modules::parse(&t).err(), Some(Error::BadRecord), "too many caps");
+        let mut t = table(&[("p", b"x")]);
+        t[rec + 7] = 1;
+        assert_eq!(Modules::parse(&t).err(), Some(Error::BadRecord), "fault index past the caps");
+        let mut t = table(&[("p", b"x")]);
+        t[rec + 16] = 9;
+        assert_eq!(Modules::parse(&t).err(), Some(Error::BadRecord), "unknown cap kind");
     }
 
     #[test]
