@@ -399,7 +399,50 @@ pub mod bootinfo {
         pub _pad: [u8; 6],
     }
 
-    pub const MAX_UNTYPEDS: usize = 230;
+    /// (230 until the module list took a part of the page; QEMU's 256 MiB need about 45.)
+    pub const MAX_UNTYPEDS: usize = 180;
+
+    /// Boot modules `BootInfo::modules` lists at most.
+    pub const MAX_MODULES: usize = 12;
+
+    /// Where the kernel maps the boot-module window (read-only) in the root task's VSpace:
+    /// between the area the test suite maps into and the root task's stack.
+    pub const MODULES_VADDR: usize = 0x30_0000_0000;
+
+    /// One boot module: an ELF file of the image (a process of `sw/image.toml`, stripped to
+    /// what a loader reads), mapped read-only in the root task at `vaddr`, `size` bytes; the
+    /// caps of its frames (read-only, mapped there) are `frames`.
+    #[repr(C)]
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct ModuleDesc {
+        /// NUL-padded UTF-8.
+        pub name: [u8; 32],
+        pub vaddr: usize,
+        pub size: usize,
+        pub frames: SlotRegion,
+    }
+
+    impl ModuleDesc {
+        pub fn name(&self) -> &str {
+            let end = self.name.iter().position(|&b| b == 0).unwrap_or(self.name.len());
+            core::str::from_utf8(&self.name[..end]).unwrap_or("")
+        }
+    }
+
+    /// The boot modules the root task can start processes from.
+    #[repr(C)]
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct Modules {
+        /// Entries of `list` in use (the image's modules beyond MAX_MODULES are not listed).
+        pub count: usize,
+        /// The whole window as mapped (at MODULES_VADDR): the module table first (`sw/lib/bootmods`,
+        /// with each process's record: hart, priority, caps), then the files.
+        pub window_vaddr: usize,
+        pub window_size: usize,
+        /// Caps of every frame of the window, in address order.
+        pub frames: SlotRegion,
+        pub list: [ModuleDesc; MAX_MODULES],
+    }
 
     #[repr(C)]
     #[derive(Clone, Copy, Debug, Default)]
@@ -439,7 +482,44 @@ pub mod bootinfo {
         /// kernel only polls it for debug output): register base, register stride
         /// (1 << reg_shift bytes), access width, PLIC source (0: none).
         pub console_uart: DeviceDesc,
+        /// The image's boot modules (the root task's own among them).
+        pub modules: Modules,
         pub untyped_list: [UntypedDesc; MAX_UNTYPEDS],
     }
     const _: () = assert!(core::mem::size_of::<BootInfo>() <= 4096);
+
+    /// What a process started from a boot module (`userlib::process`) is given. Its address
+    /// space is laid out as the root task's: the program from its ELF, its stack below
+    /// `layout::ROOT_STACK_TOP`, this page (read-only, also in a0 at entry) at
+    /// `layout::ROOT_BOOTINFO`, its IPC buffer at `layout::ROOT_IPC_BUFFER`.
+    pub mod process {
+        use super::SlotRegion;
+
+        /// Its own CNode, with a guard that pads a slot number to a whole cptr.
+        pub const CNODE: usize = 1;
+        /// The caps the manifest gives it (`caps` of its `[process.*]`), in that order.
+        pub const FIRST_GIVEN: usize = 8;
+        /// `ProcessInfo::magic`: "PROCINFO".
+        pub const MAGIC: usize = 0x4f46_4e49_434f_5250;
+
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug)]
+        pub struct ProcessInfo {
+            pub magic: usize,
+            /// Its module's name, NUL-padded.
+            pub name: [u8; 32],
+            /// The hart index it was started on (`BootInfo::hart_ids` order) and its priority.
+            pub hart: usize,
+            pub priority: usize,
+            pub ipc_buffer: usize,
+            pub stack_top: usize,
+            pub cnode_size_bits: usize,
+            /// Slots of the given caps, and the free ones after them.
+            pub given: SlotRegion,
+            pub empty: SlotRegion,
+            /// Index in `given` of its fault endpoint, or usize::MAX.
+            pub fault: usize,
+        }
+        const _: () = assert!(core::mem::size_of::<ProcessInfo>() <= 4096);
+    }
 }

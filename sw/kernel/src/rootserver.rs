@@ -4,7 +4,7 @@
 use crate::mm::{self, frames};
 use crate::object::{self, asid, tcb, vspace, KSlots};
 use crate::{kprintln, sched};
-use abi::bootinfo::{BootInfo, DeviceDesc, SlotRegion, UntypedDesc, MAX_UNTYPEDS};
+use abi::bootinfo::{BootInfo, DeviceDesc, Modules as BootModules, SlotRegion, UntypedDesc, MAX_MODULES, MAX_UNTYPEDS, MODULES_VADDR};
 use abi::{init_cap, layout, object::MAX_UNTYPED_BITS};
 use caps::{cap::PT_ROOT, Cap, Mdb, Rights, Slot, Slots};
 use devtree::Region;
@@ -135,6 +135,51 @@ fn load_elf(root: &mut Root, bytes: &[u8], paging: &mut heapless::Vec<(u64, u64)
     Ok(elf.header.pt2.entry_point() as usize)
 }
 
+/// Map the whole boot-module window (table and files) read-only at `bootinfo::MODULES_VADDR`
+/// with a read-only frame cap per page, so the root task can start processes from the
+/// modules (`userlib::process`) without a copy. The window is kept from the frame allocator
+/// (`modules_region`), so these frames belong to no Untyped. Returns the caps' slots and the
+/// bytes mapped.
+fn map_modules(root: &mut Root, paging: &mut heapless::Vec<(u64, u64), 64>) -> Result<(SlotRegion, usize), LoadError> {
+    let start = root.next;
+    let Some(region) = modules_region() else { return Ok((SlotRegion { start, end: start }, 0)) };
+    let size = region.size.next_multiple_of(PAGE_SIZE);
+    let read_only = Rights { read: true, ..Rights::NONE };
+    for off in (0..size).step_by(PAGE_SIZE) {
+        let (va, pa) = (MODULES_VADDR + off, region.base + off);
+        let mut err = false;
+        vspace::boot_map(root.vspace, va, pa, Flags::R, &mut |level| {
+            let t = frames::alloc_zeroed().unwrap_or(0) as u64;
+            err |= t == 0 || paging.push((t, va as u64 & !((1u64 << (12 + 9 * level)) - 1))).is_err();
+            t
+        });
+        if err {
+            return Err(LoadError::OutOfMemory);
+        }
+        root.push(Cap::Frame { base: pa as u64, size_bits: 12, rights: read_only, mapped: Some((1, va as u64)) })?;
+    }
+    Ok((SlotRegion { start, end: root.next }, size))
+}
+
+/// The boot info's list of the modules: name, where each is mapped, size, its frames' slots.
+fn list_modules(out: &mut BootModules, mods: &bootmods::Modules, frames: SlotRegion, window_size: usize) {
+    out.window_vaddr = MODULES_VADDR;
+    out.window_size = window_size;
+    out.frames = frames;
+    out.count = 0;
+    for m in (0..mods.len()).filter_map(|i| mods.get(i).ok()).take(MAX_MODULES) {
+        let d = &mut out.list[out.count];
+        let n = m.name.len().min(d.name.len() - 1);
+        d.name[..n].copy_from_slice(&m.name.as_bytes()[..n]);
+        d.vaddr = MODULES_VADDR + m.offset;
+        d.size = m.data.len();
+        let first = frames.start + m.offset / PAGE_SIZE;
+        d.frames = SlotRegion { start: first, end: first + m.data.len().div_ceil(PAGE_SIZE) };
+        out.count += 1;
+        kprintln!("[kernel] boot module '{}': {} bytes, read-only at {:#x} for the root task", m.name, d.size, d.vaddr);
+    }
+}
+
 /// Split a region into naturally aligned power-of-two blocks (Untyped objects).
 fn untyped_blocks(r: Region, mut f: impl FnMut(usize, u8)) {
     let (mut base, end) = (r.base, r.end());
@@ -206,6 +251,7 @@ pub fn create(m: &devtree::Machine) -> Result<bool, LoadError> {
             return Err(LoadError::OutOfMemory);
         }
     }
+    let (module_frames, window_size) = map_modules(&mut root, &mut paging)?;
     root.put(init_cap::BOOTINFO_FRAME, Cap::Frame { base: bi_pa, size_bits: 12, rights: Rights::ALL, mapped: Some((1, layout::ROOT_BOOTINFO as u64)) });
     root.put(init_cap::IPC_BUFFER, Cap::Frame { base: ipc_pa, size_bits: 12, rights: Rights::ALL, mapped: Some((1, layout::ROOT_IPC_BUFFER as u64)) });
     let paging_start = root.next;
@@ -282,6 +328,7 @@ pub fn create(m: &devtree::Machine) -> Result<bool, LoadError> {
         };
         add(&mut root, page, 12, true);
     }
+    list_modules(&mut bi.modules, &mods, module_frames, window_size);
     bi.untyped = SlotRegion { start: ut_start, end: root.next };
     bi.empty = SlotRegion { start: root.next, end: 1 << cnode_bits };
     kprintln!(
