@@ -81,10 +81,14 @@ constants: | $(DEPS_DONE)
 	  --scala $(BUILD)/gen/Platform.scala --tcl $(BUILD)/gen/platform.tcl --dts $(BUILD)/gen/platform.dtsi
 	@echo "constants: $(BUILD)/gen/platform.{rs,h,scala,tcl,dtsi}"
 
+# The processes of sw/image.toml other than the root task, packed into every image.
+PROCESS_ELFS := --elf hello-proc=$(BUILD)/sw/hello-proc.elf
+
 # Cargo tracks its own inputs; this rule always asks it and then re-assembles the image.
 sw: | $(DEPS_DONE)
-	$(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p firmware -p kernel -p roottask -p kernel-tests
+	$(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p firmware -p kernel -p roottask -p kernel-tests -p hello-proc
 	@mkdir -p $(BUILD)/sw
+	cp $(SW_OUT)/hello-proc $(BUILD)/sw/hello-proc.elf
 	cp $(SW_OUT)/firmware $(BUILD)/sw/firmware.elf
 	cp $(SW_OUT)/kernel $(BUILD)/sw/kernel.elf
 	cp $(SW_OUT)/roottask $(BUILD)/sw/roottask.elf
@@ -93,13 +97,13 @@ sw: | $(DEPS_DONE)
 	cp $(SW_OUT)/kernel-tests $(BUILD)/sw/kernel-tests-rtl.elf
 	cp $(BUILD)/sw/kernel-tests.elf $(SW_OUT)/kernel-tests
 	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
-	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/roottask.elf -o $(IMAGE) \
+	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/roottask.elf -o $(IMAGE) \
 	  --part-out modules=$(MODULES_BIN)
 	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
-	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests.elf -o $(KTEST_IMAGE) \
+	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests.elf -o $(KTEST_IMAGE) \
 	  --part-out modules=$(KTEST_MODULES)
 	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
-	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests-rtl.elf -o $(UINTR_IMAGE)
+	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests-rtl.elf -o $(UINTR_IMAGE)
 	python3 scripts/mkimage.py --flat $(BUILD)/sw/kernel.elf -o $(KERNEL_BIN)
 
 # The kernel fuzzer alone (sw/apps/kernel-tests/src/t_fuzz.rs) on QEMU, 4 harts: SEED picks the
@@ -112,7 +116,7 @@ fuzz: sw
 	KTEST_ONLY=fuzz FUZZ_SEED=$(SEED) FUZZ_COUNT=$(COUNT) $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p kernel-tests
 	cp $(SW_OUT)/kernel-tests $(BUILD)/sw/kernel-tests-fuzz.elf
 	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
-	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests-fuzz.elf -o $(FUZZ_IMAGE)
+	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests-fuzz.elf -o $(FUZZ_IMAGE)
 	scripts/qemu.sh $(FUZZ_IMAGE) < /dev/null | tee $(BUILD)/fuzz.log
 	@grep -q 'DebugHalt(0)' $(BUILD)/fuzz.log || { echo "fuzz: FAILED (seed $(SEED); see $(BUILD)/fuzz.log)"; exit 1; }
 

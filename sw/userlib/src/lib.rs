@@ -10,6 +10,7 @@ pub mod invoke;
 pub mod ipc;
 pub mod irq;
 pub mod notification;
+pub mod process;
 pub mod rt;
 pub mod syscall;
 pub mod task;

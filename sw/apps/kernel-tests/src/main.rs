@@ -28,6 +28,8 @@ mod t_isolation;
 #[cfg(target_arch = "riscv64")]
 mod t_irq;
 #[cfg(target_arch = "riscv64")]
+mod t_process;
+#[cfg(target_arch = "riscv64")]
 mod t_tcb;
 #[cfg(target_arch = "riscv64")]
 mod t_uintr;
@@ -131,6 +133,7 @@ mod rt {
         ("isolation_receive_depth_out_of_range", crate::t_isolation::receive_depth_out_of_range),
         ("isolation_read_registers_without_buffer", crate::t_isolation::read_registers_without_buffer),
         ("isolation_uintr_resources_need_a_grant", crate::t_isolation::uintr_resources_need_a_grant),
+        ("process_start_from_module", crate::t_process::start_from_module),
         ("fuzz_invocations", crate::t_fuzz::fuzz),
         ("fastpath_call_replyrecv", crate::t_bench::fastpath),
         ("bench_round_trip", crate::t_bench::round_trip),
