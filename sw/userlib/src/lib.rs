@@ -3,6 +3,7 @@
 #![cfg_attr(not(test), no_std)]
 
 pub mod bootinfo;
+pub mod chan;
 pub mod cnode;
 pub mod debug;
 pub mod endpoint;

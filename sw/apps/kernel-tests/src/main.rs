@@ -12,6 +12,8 @@ mod macros;
 #[cfg(target_arch = "riscv64")]
 mod env;
 #[cfg(target_arch = "riscv64")]
+mod t_async;
+#[cfg(target_arch = "riscv64")]
 mod t_basic;
 #[cfg(target_arch = "riscv64")]
 mod t_bench;
@@ -134,6 +136,13 @@ mod rt {
         ("isolation_read_registers_without_buffer", crate::t_isolation::read_registers_without_buffer),
         ("isolation_uintr_resources_need_a_grant", crate::t_isolation::uintr_resources_need_a_grant),
         ("process_start_from_module", crate::t_process::start_from_module),
+        ("async_same_hart_many_coroutines", crate::t_async::same_hart_many_coroutines),
+        ("async_cross_hart_busy_polling", crate::t_async::cross_hart_busy_polling),
+        ("async_blocking_call", crate::t_async::blocking_call),
+        ("async_other_space_wake_after_sleep", crate::t_async::other_space_wake_after_sleep),
+        ("async_server_death", crate::t_async::server_death),
+        ("async_client_death", crate::t_async::client_death),
+        ("async_hostile_ring_indices", crate::t_async::hostile_ring_indices),
         ("fuzz_invocations", crate::t_fuzz::fuzz),
         ("fastpath_call_replyrecv", crate::t_bench::fastpath),
         ("bench_round_trip", crate::t_bench::round_trip),

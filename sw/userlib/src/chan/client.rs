@@ -1,0 +1,326 @@
+//! The client end: a table of N outstanding calls, matched to replies by id.
+use super::park::{Endpoint, ThreadPark};
+use super::{signal, ChanError, ChanMem, Msg, Side};
+use aring::{Consumer, Notify, Producer};
+use core::cell::UnsafeCell;
+use core::future::Future;
+use core::pin::Pin;
+use core::sync::atomic::{AtomicUsize, Ordering};
+use core::task::{Context, Poll, Waker};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    Free,
+    /// Request sent, reply not yet here.
+    Waiting,
+    /// The call was dropped before its reply: the slot is freed when the reply comes.
+    Abandoned,
+    Done(Msg),
+}
+
+struct Entry {
+    /// Bumped on every reuse, so a late or forged reply for an earlier call of this slot does
+    /// not match.
+    gen: u32,
+    state: State,
+    waker: Option<Waker>,
+}
+
+/// Coroutines that found every table slot taken wait here (beyond that they yield).
+const WAITERS: usize = 16;
+
+struct Inner<const N: usize> {
+    mem: Option<ChanMem>,
+    req: Option<Producer>,
+    rep: Option<Consumer>,
+    to_server: usize,
+    entries: [Entry; N],
+    waiters: [Option<Waker>; WAITERS],
+    broken: Option<ChanError>,
+}
+
+/// A client endpoint with up to `N` calls outstanding (N at most the ring capacity, so the
+/// request ring can never be legitimately full). Put it in a `static`, [`Client::attach`] it
+/// on the thread that will call through it, then `call(msg).await` from any of that thread's
+/// coroutines.
+pub struct Client<const N: usize> {
+    inner: UnsafeCell<Inner<N>>,
+    /// Notifications we sent (requests that found the server asleep).
+    pub signals: AtomicUsize,
+    /// Calls completed with a reply.
+    pub replies: AtomicUsize,
+}
+
+// SAFETY: `inner` is used only by the thread the client was attached on (its coroutines and
+// its park hook, which never run at the same time); the counters are atomics.
+unsafe impl<const N: usize> Sync for Client<N> {}
+
+impl<const N: usize> Client<N> {
+    pub const fn new() -> Self {
+        Client {
+            inner: UnsafeCell::new(Inner {
+                mem: None,
+                req: None,
+                rep: None,
+                to_server: 0,
+                entries: [const { Entry { gen: 0, state: State::Free, waker: None } }; N],
+                waiters: [const { None }; WAITERS],
+                broken: None,
+            }),
+            signals: AtomicUsize::new(0),
+            replies: AtomicUsize::new(0),
+        }
+    }
+
+    /// Attach to the channel `mem` (initialised by its creator) on the calling thread, whose
+    /// park hook is `park`; `to_server` is our sender-table entry for the server's
+    /// U-notification.
+    pub fn attach(&'static self, mem: ChanMem, to_server: usize, park: &ThreadPark) -> Result<(), ChanError> {
+        // SAFETY: the owning thread, before any call exists.
+        let inner = unsafe { &mut *self.inner.get() };
+        if inner.mem.is_some() || N == 0 || N > mem.capacity() || N > u32::MAX as usize {
+            return Err(ChanError::BadSetup);
+        }
+        inner.mem = Some(mem);
+        inner.req = Some(mem.requests().producer());
+        inner.rep = Some(mem.replies().consumer());
+        inner.to_server = to_server;
+        if !park.register(self) {
+            return Err(ChanError::BadSetup);
+        }
+        Ok(())
+    }
+
+    /// Send `msg` and wait for its reply. Dropping the future abandons the call (its reply is
+    /// discarded when it comes).
+    pub fn call(&'static self, msg: Msg) -> Call<N> {
+        Call { c: self, msg, slot: None }
+    }
+
+    /// Leave the channel: the server's dispatcher ends with `PeerGone`.
+    pub fn close(&'static self) {
+        // SAFETY: owning thread.
+        let inner = unsafe { &mut *self.inner.get() };
+        if let Some(mem) = inner.mem {
+            mem.close(Side::Client);
+            signal(inner.to_server);
+        }
+    }
+
+    #[allow(clippy::mut_from_ref)]
+    fn inner(&self) -> &mut Inner<N> {
+        // SAFETY: owning thread only, and no caller keeps the reference across a call that
+        // could reach `inner` again (wakers only queue tasks).
+        unsafe { &mut *self.inner.get() }
+    }
+}
+
+impl<const N: usize> Default for Client<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const N: usize> Inner<N> {
+    fn doorbell(&self, n: Notify, count: &AtomicUsize) {
+        if n == Notify::Signal {
+            signal(self.to_server);
+            count.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Take every reply in the ring and hand each to its call. False if the channel broke.
+    fn drain(&mut self, signals: &AtomicUsize) {
+        if self.broken.is_some() {
+            return;
+        }
+        loop {
+            let Some(rep) = self.rep.as_mut() else { return };
+            match rep.pop() {
+                Ok(Some(p)) => {
+                    self.doorbell(p.notify, signals);
+                    if !self.deliver(p.item.id, Msg::from_item(&p.item)) {
+                        return self.fail(ChanError::Corrupt);
+                    }
+                }
+                Ok(None) => break,
+                Err(_) => return self.fail(ChanError::Corrupt),
+            }
+        }
+        if self.mem.is_some_and(|m| m.is_closed(Side::Server)) {
+            self.fail(ChanError::PeerGone);
+        }
+    }
+
+    /// A reply for `id`: it must name a slot of ours with a call outstanding, and carry a valid
+    /// length.
+    fn deliver(&mut self, id: u64, msg: Option<Msg>) -> bool {
+        let (slot, gen) = ((id & 0xffff_ffff) as usize, (id >> 32) as u32);
+        let Some(e) = self.entries.get_mut(slot) else { return false };
+        let Some(msg) = msg else { return false };
+        if e.gen != gen {
+            return false;
+        }
+        match e.state {
+            State::Waiting => {
+                e.state = State::Done(msg);
+                if let Some(w) = e.waker.take() {
+                    w.wake();
+                }
+                true
+            }
+            State::Abandoned => {
+                self.free(slot);
+                true
+            }
+            State::Free | State::Done(_) => false,
+        }
+    }
+
+    /// The channel is unusable: every outstanding call returns `e`.
+    fn fail(&mut self, e: ChanError) {
+        self.broken.get_or_insert(e);
+        for entry in self.entries.iter_mut() {
+            if let Some(w) = entry.waker.take() {
+                w.wake();
+            }
+        }
+        for w in self.waiters.iter_mut() {
+            if let Some(w) = w.take() {
+                w.wake();
+            }
+        }
+    }
+
+    fn alloc(&mut self) -> Option<usize> {
+        let i = self.entries.iter().position(|e| e.state == State::Free)?;
+        self.entries[i].state = State::Waiting;
+        Some(i)
+    }
+
+    fn free(&mut self, slot: usize) {
+        let e = &mut self.entries[slot];
+        e.state = State::Free;
+        e.gen = e.gen.wrapping_add(1);
+        e.waker = None;
+        // One slot became free: let one waiting coroutine have it.
+        if let Some(w) = self.waiters.iter_mut().find_map(|w| w.take()) {
+            w.wake();
+        }
+    }
+
+    fn wait_for_slot(&mut self, w: &Waker) {
+        match self.waiters.iter_mut().find(|s| s.is_none()) {
+            Some(s) => *s = Some(w.clone()),
+            // More waiters than places: come back at the next turn (a yield).
+            None => w.wake_by_ref(),
+        }
+    }
+}
+
+/// A call in progress ([`Client::call`]).
+#[must_use = "futures do nothing unless awaited"]
+pub struct Call<const N: usize> {
+    c: &'static Client<N>,
+    msg: Msg,
+    slot: Option<usize>,
+}
+
+impl<const N: usize> Future for Call<N> {
+    type Output = Result<Msg, ChanError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let c = self.c;
+        let inner = c.inner();
+        if inner.mem.is_none() {
+            return Poll::Ready(Err(ChanError::BadSetup));
+        }
+        let slot = match self.slot {
+            Some(s) => s,
+            None => {
+                if let Some(e) = inner.broken {
+                    return Poll::Ready(Err(e));
+                }
+                let Some(s) = inner.alloc().or_else(|| {
+                    inner.drain(&c.signals);
+                    inner.alloc()
+                }) else {
+                    if let Some(e) = inner.broken {
+                        return Poll::Ready(Err(e));
+                    }
+                    inner.wait_for_slot(cx.waker());
+                    return Poll::Pending;
+                };
+                let id = s as u64 | (inner.entries[s].gen as u64) << 32;
+                let item = self.msg.to_item(id);
+                match inner.req.as_mut().map(|r| r.push(&item)) {
+                    Some(Ok(n)) => inner.doorbell(n, &c.signals),
+                    // Full cannot happen with at most capacity calls outstanding unless the
+                    // server moves its index wrongly: both are the peer's fault.
+                    _ => {
+                        inner.free(s);
+                        inner.fail(ChanError::Corrupt);
+                        return Poll::Ready(Err(ChanError::Corrupt));
+                    }
+                }
+                self.slot = Some(s);
+                s
+            }
+        };
+        inner.drain(&c.signals);
+        let e = &mut inner.entries[slot];
+        if let State::Done(m) = e.state {
+            inner.free(slot);
+            self.slot = None;
+            c.replies.fetch_add(1, Ordering::Relaxed);
+            return Poll::Ready(Ok(m));
+        }
+        if let Some(err) = inner.broken {
+            inner.free(slot);
+            self.slot = None;
+            return Poll::Ready(Err(err));
+        }
+        match &e.waker {
+            Some(w) if w.will_wake(cx.waker()) => {}
+            _ => e.waker = Some(cx.waker().clone()),
+        }
+        Poll::Pending
+    }
+}
+
+impl<const N: usize> Drop for Call<N> {
+    fn drop(&mut self) {
+        if let Some(s) = self.slot {
+            let inner = self.c.inner();
+            match inner.entries[s].state {
+                State::Waiting if inner.broken.is_none() => {
+                    inner.entries[s].state = State::Abandoned;
+                    inner.entries[s].waker = None;
+                }
+                _ => inner.free(s),
+            }
+        }
+    }
+}
+
+impl<const N: usize> Endpoint for Client<N> {
+    fn announce(&self) {
+        if let Some(r) = self.inner().rep.as_ref() {
+            r.prepare_sleep();
+        }
+    }
+
+    fn check(&self) -> bool {
+        let inner = self.inner();
+        let waiting = |i: &Inner<N>| i.entries.iter().filter(|e| e.waker.is_some()).count();
+        let before = waiting(inner);
+        inner.drain(&self.signals);
+        before != waiting(inner)
+    }
+
+    fn cancel(&self) {
+        if let Some(r) = self.inner().rep.as_ref() {
+            r.cancel_sleep();
+        }
+    }
+}

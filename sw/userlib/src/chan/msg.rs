@@ -1,0 +1,40 @@
+//! A channel message: a label and up to six words, i.e. what fits in one ring item after the
+//! call id.
+use aring::{Item, PAYLOAD_WORDS};
+
+/// The label of the reply a server sends for a request it could not decode (bad length).
+pub const BAD_REQUEST: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Msg {
+    pub label: u32,
+    len: u32,
+    words: [u64; PAYLOAD_WORDS],
+}
+
+impl Msg {
+    /// `None` if there are more than six words.
+    pub fn new(label: u32, words: &[u64]) -> Option<Msg> {
+        let mut w = [0; PAYLOAD_WORDS];
+        w.get_mut(..words.len())?.copy_from_slice(words);
+        Some(Msg { label, len: words.len() as u32, words: w })
+    }
+
+    pub fn words(&self) -> &[u64] {
+        &self.words[..self.len as usize]
+    }
+
+    /// The word at `i`, 0 past the end (handlers that take optional arguments).
+    pub fn word(&self, i: usize) -> u64 {
+        self.words().get(i).copied().unwrap_or(0)
+    }
+
+    pub(crate) fn to_item(self, id: u64) -> Item {
+        Item { id, label: self.label, len: self.len, payload: self.words }
+    }
+
+    /// The message in a ring item, `None` if the peer wrote a length that does not fit.
+    pub(crate) fn from_item(item: &Item) -> Option<Msg> {
+        Msg::new(item.label, item.payload().ok()?)
+    }
+}

@@ -1,0 +1,149 @@
+//! [`ThreadPark`]: the executor's `Park` hook for a thread whose channels deliver through one
+//! U-notification (the thread is its receiver). It is the place where the thread goes to sleep,
+//! so it is also where the adaptive-notification protocol runs for all the thread's rings.
+use super::cycles;
+use crate::task::Park;
+use core::cell::{Cell, UnsafeCell};
+use core::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
+
+/// Endpoints one thread can have registered.
+pub const MAX_ENDPOINTS: usize = 8;
+
+/// A channel endpoint as its thread's park hook sees it. Called only on the owning thread,
+/// from [`ThreadPark::park`], i.e. never during one of the endpoint's own polls.
+pub trait Endpoint {
+    /// Sleep protocol step 1: set our sleep flag on each ring we wait on (a SeqCst fence
+    /// follows).
+    fn announce(&self);
+    /// Step 2 and after waking: is there work for this thread (items, space, a closed peer,
+    /// a broken ring)? If so, do what needs no coroutine (collect replies) and wake the
+    /// coroutines concerned; true if anything was woken.
+    fn check(&self) -> bool;
+    /// Clear our sleep flags (we are running again).
+    fn cancel(&self);
+}
+
+/// Park hook of one thread: `spin` cycles of polling its endpoints (worth it only when the
+/// peers run on other harts), then announce on every ring, re-check, and U-notification Wait.
+pub struct ThreadPark {
+    ntfn: AtomicUsize,
+    spin: AtomicUsize,
+    eps: UnsafeCell<[Option<&'static dyn Endpoint>; MAX_ENDPOINTS]>,
+    n: Cell<usize>,
+    /// A waker on another thread asked us to run (`unpark_from_irq`).
+    unparked: AtomicBool,
+    /// We are about to block, or blocked, in the kernel: `unpark_from_irq` must Signal.
+    in_wait: AtomicBool,
+    /// Blocking Waits so far (each a kernel entry), and park calls that found work by spinning.
+    pub waits: AtomicUsize,
+    pub spin_hits: AtomicUsize,
+}
+
+// SAFETY: `eps` and `n` are touched only by the owning thread (registration and park); the rest
+// are atomics, which is all that `unpark_from_irq` (any thread, or a handler) uses.
+unsafe impl Sync for ThreadPark {}
+
+impl ThreadPark {
+    pub const fn new() -> ThreadPark {
+        ThreadPark {
+            ntfn: AtomicUsize::new(0),
+            spin: AtomicUsize::new(0),
+            eps: UnsafeCell::new([None; MAX_ENDPOINTS]),
+            n: Cell::new(0),
+            unparked: AtomicBool::new(false),
+            in_wait: AtomicBool::new(false),
+            waits: AtomicUsize::new(0),
+            spin_hits: AtomicUsize::new(0),
+        }
+    }
+
+    /// Set up on the owning thread: `ntfn` is the U-notification it receives (bound to it and
+    /// registered as its receiver), `spin_cycles` how long to poll before blocking (0 when the
+    /// peers share this hart: polling would only keep them from running).
+    pub fn setup(&self, ntfn: usize, spin_cycles: usize) {
+        self.ntfn.store(ntfn, Ordering::Relaxed);
+        self.spin.store(spin_cycles, Ordering::Relaxed);
+    }
+
+    /// Add an endpoint the thread serves (owning thread only). False if the table is full.
+    pub(crate) fn register(&self, ep: &'static dyn Endpoint) -> bool {
+        let n = self.n.get();
+        if n == MAX_ENDPOINTS {
+            return false;
+        }
+        // SAFETY: owning thread only, and park is not running (we are in a task or in setup).
+        unsafe { (*self.eps.get())[n] = Some(ep) };
+        self.n.set(n + 1);
+        true
+    }
+
+    fn each(&self, mut f: impl FnMut(&dyn Endpoint)) {
+        // SAFETY: owning thread only; registration does not run during park.
+        let eps = unsafe { &*self.eps.get() };
+        for ep in eps[..self.n.get()].iter().flatten() {
+            f(*ep);
+        }
+    }
+
+    fn check_all(&self) -> bool {
+        let mut any = false;
+        self.each(|ep| any |= ep.check());
+        any
+    }
+}
+
+impl Default for ThreadPark {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Park for ThreadPark {
+    fn park(&self) {
+        if self.unparked.swap(false, Ordering::Acquire) {
+            return;
+        }
+        let spin = self.spin.load(Ordering::Relaxed) as u64;
+        if spin > 0 {
+            // Polling phase: our flags stay "awake", so a busy peer sends nothing.
+            let t0 = cycles();
+            loop {
+                if self.check_all() || self.unparked.swap(false, Ordering::Acquire) {
+                    self.spin_hits.fetch_add(1, Ordering::Relaxed);
+                    return;
+                }
+                if cycles().wrapping_sub(t0) > spin {
+                    break;
+                }
+                core::hint::spin_loop();
+            }
+        }
+        // Sleep: announce on every ring (each announcement ends with a SeqCst fence), then
+        // re-check every ring: a peer that published before our flag was visible is seen here,
+        // one that published after sees the flag and signals, and the U-notification's pending
+        // bit latches that signal until the Wait.
+        self.each(|ep| ep.announce());
+        self.in_wait.store(true, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        // check_all first: a coroutine it wakes sets `unparked` (the executor is asleep).
+        let work = self.check_all() | self.unparked.load(Ordering::Relaxed);
+        if !work {
+            crate::uintr::wait(self.ntfn.load(Ordering::Relaxed));
+            self.waits.fetch_add(1, Ordering::Relaxed);
+        }
+        self.in_wait.store(false, Ordering::Relaxed);
+        self.unparked.store(false, Ordering::Relaxed);
+        self.each(|ep| ep.cancel());
+        // Wake whoever the signal was for (or a supervisor's close).
+        self.check_all();
+    }
+
+    fn unpark_from_irq(&self) {
+        self.unparked.store(true, Ordering::Release);
+        fence(Ordering::SeqCst);
+        if self.in_wait.load(Ordering::Relaxed) {
+            // A kernel Signal on our own U-notification ends (or pre-empts) the Wait.
+            crate::syscall::signal(self.ntfn.load(Ordering::Relaxed));
+        }
+    }
+}

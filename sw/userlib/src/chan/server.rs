@@ -1,0 +1,261 @@
+//! The server end: a dispatcher coroutine that pops requests and runs one handler task per
+//! request on the thread's executor; each handler pushes its own reply.
+use super::park::{Endpoint, ThreadPark};
+use super::{signal, ChanError, ChanMem, Msg, Side, BAD_REQUEST};
+use crate::task::{Handle, Priority, SpawnError};
+use aring::{Consumer, Item, Notify, Producer};
+use core::cell::UnsafeCell;
+use core::future::{poll_fn, Future};
+use core::sync::atomic::{AtomicUsize, Ordering};
+use core::task::{Context, Poll, Waker};
+
+struct Inner {
+    mem: Option<ChanMem>,
+    req: Option<Consumer>,
+    rep: Option<Producer>,
+    to_client: usize,
+    /// Handlers spawned whose reply is not pushed yet: each holds a credit on the reply ring.
+    in_flight: usize,
+    /// The dispatcher waits for reply space (credits) / for a free task slot.
+    want_space: bool,
+    want_slot: bool,
+    /// A request popped but not yet handed to a task (no free slot).
+    held: Option<Item>,
+    dispatcher: Option<Waker>,
+    broken: Option<ChanError>,
+}
+
+/// A server endpoint. Put it in a `static`, [`Server::attach`] it on the serving thread, and run
+/// [`Server::serve`] as a task (or under `block_on`) on that thread's executor.
+pub struct Server {
+    inner: UnsafeCell<Inner>,
+    /// Notifications we sent (replies that found the client asleep).
+    pub signals: AtomicUsize,
+    /// Replies pushed.
+    pub replies: AtomicUsize,
+    /// Most handlers in flight at once (shows that they ran concurrently).
+    pub max_in_flight: AtomicUsize,
+}
+
+// SAFETY: `inner` is used only by the thread the server was attached on (its coroutines and its
+// park hook, which never run at the same time); the counters are atomics.
+unsafe impl Sync for Server {}
+
+impl Server {
+    pub const fn new() -> Server {
+        Server {
+            inner: UnsafeCell::new(Inner {
+                mem: None,
+                req: None,
+                rep: None,
+                to_client: 0,
+                in_flight: 0,
+                want_space: false,
+                want_slot: false,
+                held: None,
+                dispatcher: None,
+                broken: None,
+            }),
+            signals: AtomicUsize::new(0),
+            replies: AtomicUsize::new(0),
+            max_in_flight: AtomicUsize::new(0),
+        }
+    }
+
+    /// Attach to the channel `mem` on the serving thread, whose park hook is `park`;
+    /// `to_client` is our sender-table entry for the client's U-notification.
+    pub fn attach(&'static self, mem: ChanMem, to_client: usize, park: &ThreadPark) -> Result<(), ChanError> {
+        let inner = self.inner();
+        if inner.mem.is_some() {
+            return Err(ChanError::BadSetup);
+        }
+        inner.mem = Some(mem);
+        inner.req = Some(mem.requests().consumer());
+        inner.rep = Some(mem.replies().producer());
+        inner.to_client = to_client;
+        if !park.register(self) {
+            return Err(ChanError::BadSetup);
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::mut_from_ref)]
+    fn inner(&self) -> &mut Inner {
+        // SAFETY: owning thread only; no caller keeps the reference across a call that could
+        // reach `inner` again (spawn does not poll, wakers only queue tasks).
+        unsafe { &mut *self.inner.get() }
+    }
+
+    /// The dispatcher: serve requests with `handler` (one task of priority `prio` per request
+    /// on `rt`) until the channel ends; returns why (`PeerGone` when the client left or died,
+    /// `Corrupt` when it broke the protocol, `BadSetup` when a handler does not fit a task
+    /// slot).
+    pub async fn serve<const N: usize, const S: usize, H, F>(&'static self, rt: Handle<N, S>, prio: Priority, handler: H) -> ChanError
+    where
+        H: Fn(Msg) -> F,
+        F: Future<Output = Msg> + 'static,
+    {
+        poll_fn(|cx| self.dispatch(cx, rt, prio, &handler)).await
+    }
+
+    fn dispatch<const N: usize, const S: usize, H, F>(&'static self, cx: &mut Context<'_>, rt: Handle<N, S>, prio: Priority, handler: &H) -> Poll<ChanError>
+    where
+        H: Fn(Msg) -> F,
+        F: Future<Output = Msg> + 'static,
+    {
+        loop {
+            let inner = self.inner();
+            if inner.mem.is_none() {
+                return Poll::Ready(ChanError::BadSetup);
+            }
+            if let Some(e) = inner.broken {
+                return Poll::Ready(e);
+            }
+            if inner.mem.is_some_and(|m| m.is_closed(Side::Client)) {
+                return Poll::Ready(ChanError::PeerGone);
+            }
+            // A reply slot for every handler in flight, and one for this request.
+            let free = match inner.rep.as_mut().map(|r| r.free()) {
+                Some(Ok(f)) => f,
+                _ => {
+                    inner.broken = Some(ChanError::Corrupt);
+                    continue;
+                }
+            };
+            if free <= inner.in_flight {
+                inner.want_space = true;
+                inner.dispatcher = Some(cx.waker().clone());
+                return Poll::Pending;
+            }
+            inner.want_space = false;
+            let item = match inner.held.take() {
+                Some(i) => i,
+                None => match inner.req.as_mut().map(|r| r.pop()) {
+                    Some(Ok(Some(p))) => {
+                        inner.doorbell(p.notify, &self.signals);
+                        p.item
+                    }
+                    Some(Ok(None)) => {
+                        inner.dispatcher = Some(cx.waker().clone());
+                        return Poll::Pending;
+                    }
+                    _ => {
+                        inner.broken = Some(ChanError::Corrupt);
+                        continue;
+                    }
+                },
+            };
+            let Some(msg) = Msg::from_item(&item) else {
+                // The request's length does not fit: answer it as undecodable (we hold a credit).
+                inner.in_flight += 1;
+                self.reply(item.id, Msg::new(BAD_REQUEST, &[]).unwrap_or_default());
+                continue;
+            };
+            // The handler is the program's code: no reference into `inner` lives across it.
+            let fut = handler(msg);
+            let id = item.id;
+            match rt.spawn(prio, async move { self.reply(id, fut.await) }) {
+                Ok(h) => {
+                    h.detach();
+                    let inner = self.inner();
+                    inner.in_flight += 1;
+                    self.max_in_flight.fetch_max(inner.in_flight, Ordering::Relaxed);
+                }
+                Err(SpawnError::NoSlot) => {
+                    // Every task slot is busy: keep the request until a handler finishes.
+                    let inner = self.inner();
+                    inner.held = Some(item);
+                    inner.want_slot = true;
+                    inner.dispatcher = Some(cx.waker().clone());
+                    return Poll::Pending;
+                }
+                Err(SpawnError::TooBig) => return Poll::Ready(ChanError::BadSetup),
+            }
+        }
+    }
+
+    /// A handler's reply (it holds a credit, so the ring has room unless the client moved its
+    /// index wrongly). Dropped if the channel ended meanwhile.
+    fn reply(&self, id: u64, msg: Msg) {
+        let inner = self.inner();
+        inner.in_flight -= 1;
+        let open = inner.broken.is_none() && !inner.mem.is_some_and(|m| m.is_closed(Side::Client));
+        if open {
+            match inner.rep.as_mut().map(|r| r.push(&msg.to_item(id))) {
+                Some(Ok(n)) => {
+                    inner.doorbell(n, &self.signals);
+                    self.replies.fetch_add(1, Ordering::Relaxed);
+                }
+                _ => inner.broken = Some(ChanError::Corrupt),
+            }
+        }
+        if inner.want_space || inner.want_slot || !open {
+            inner.want_slot = false;
+            if let Some(w) = inner.dispatcher.take() {
+                w.wake();
+            }
+        }
+    }
+}
+
+impl Default for Server {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Inner {
+    fn doorbell(&self, n: Notify, count: &AtomicUsize) {
+        if n == Notify::Signal {
+            signal(self.to_client);
+            count.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Endpoint for Server {
+    fn announce(&self) {
+        let inner = self.inner();
+        if let Some(r) = inner.req.as_ref() {
+            r.prepare_sleep();
+        }
+        // Only when we wait for space: otherwise every reply the client takes would signal us.
+        if inner.want_space {
+            if let Some(r) = inner.rep.as_ref() {
+                r.prepare_sleep();
+            }
+        }
+    }
+
+    fn check(&self) -> bool {
+        let inner = self.inner();
+        let closed = inner.mem.is_some_and(|m| m.is_closed(Side::Client));
+        let work = closed
+            || match (inner.want_space, inner.want_slot) {
+                (true, _) => inner.rep.as_mut().map_or(true, |r| r.free().map_or(true, |f| f > inner.in_flight)),
+                (false, false) => inner.req.as_mut().map_or(false, |r| r.available().map_or(true, |n| n > 0)),
+                // Waiting for a task slot: a handler's reply wakes us.
+                (false, true) => false,
+            };
+        match inner.dispatcher.take() {
+            Some(w) if work => {
+                w.wake();
+                true
+            }
+            w => {
+                inner.dispatcher = w;
+                false
+            }
+        }
+    }
+
+    fn cancel(&self) {
+        let inner = self.inner();
+        if let Some(r) = inner.req.as_ref() {
+            r.cancel_sleep();
+        }
+        if let Some(r) = inner.rep.as_ref() {
+            r.cancel_sleep();
+        }
+    }
+}
