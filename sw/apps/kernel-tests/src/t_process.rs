@@ -154,6 +154,8 @@ fn start_hello(env: &mut Env) -> TResult {
 fn malformed_module_refused(env: &mut Env) -> TResult {
     let m = module(env)?;
     let res = resources(env, 16)?;
+    // 8 KiB: a VSpace and a CNode fit, the TCB does not.
+    let small = resources(env, 13)?;
     let before = bytes();
     let spec = Spec {
         name: "bad",
@@ -180,9 +182,17 @@ fn malformed_module_refused(env: &mut Env) -> TResult {
     // A record that names a fault endpoint it does not give.
     let bad = Spec { fault: Some(0), ..spec };
     ensure!(matches!(process::start(m.bytes, &bad, &res), Err(process::Error::BadSpec(_))), "fault index past the caps accepted");
+    // A good module that does not fit its Untyped fails half-way: what was made goes again.
+    let spec_ok = Spec { name: NAME, ..spec };
+    match process::start(m.bytes, &spec_ok, &small) {
+        Err(process::Error::OutOfMemory) => {}
+        Err(e) => return Err(fail(format_args!("8 KiB for a process: {:?}, expected OutOfMemory", e))),
+        Ok(_) => return Err(fail(format_args!("a process started from 8 KiB"))),
+    }
     ensure_eq!(bytes(), before, "object bytes after refused starts");
-    for s in res.slots.start..res.slots.end {
+    for s in (res.slots.start..res.slots.end).chain(small.slots.start..small.slots.end) {
         ensure!(syscall::debug_cap_identify(s).is_none(), "slot {} used by a refused start", s);
     }
+    delete(small.untyped)?;
     delete(res.untyped)
 }

@@ -29,8 +29,8 @@ const PAGE: usize = 1 << object::PAGE_BITS;
 /// a slot number is a cptr, resolved with the full depth.
 const DEPTH: usize = 64;
 
-/// Why a process could not be started (whatever was made before the error stays in the
-/// caller's slots and Untyped: `Process::destroy`-style clean-up is revoking the Untyped).
+/// Why a process could not be started. Whatever was made before the error is destroyed
+/// again (the Untyped is revoked), so a failed start leaves the caller's slots empty.
 #[derive(Clone, Copy, Debug)]
 pub enum Error {
     /// The module is not a loadable program.
@@ -137,13 +137,21 @@ pub fn start(module: &[u8], spec: &Spec, res: &Resources) -> Result<Process, Err
     }
     // Everything is checked before the first object is made.
     let elf = Elf::parse(module, LOAD_LO, load_hi(spec.stack_pages))?;
+    build(&elf, spec, res).inspect_err(|_| {
+        // Undo the partial process: everything in it came from the Untyped.
+        let _ = cnode::revoke(res.cnode, res.untyped, DEPTH);
+    })
+}
+
+/// `start` once the module is known to be good.
+fn build(elf: &Elf, spec: &Spec, res: &Resources) -> Result<Process, Error> {
     let mut b = Builder { res, next: res.slots.start };
     let vs = b.retype(object::PAGE_TABLE, 0, "VSpace")?;
     b.kernel(vspace::asid_pool_assign(res.asid_pool, vs), "ASIDPool_Assign")?;
     let cn = b.retype(object::CNODE, spec.cnode_bits, "CNode")?;
     let t = b.retype(object::TCB, 0, "TCB")?;
 
-    load_segments(&mut b, &elf, vs)?;
+    load_segments(&mut b, elf, vs)?;
     let stack_top = layout::ROOT_STACK_TOP;
     for i in 1..=spec.stack_pages {
         let f = b.retype(object::PAGE_4K, 0, "stack frame")?;
