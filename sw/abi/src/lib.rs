@@ -74,7 +74,14 @@ pub mod stat {
     pub const UINTR_KERNEL_SENDS: usize = 13;
     /// Threads woken from a blocking Wait on a U-notification.
     pub const UINTR_WAIT_WAKEUPS: usize = 14;
-    pub const COUNT: usize = 15;
+    /// Invocations stopped at a preemption point and restarted (a long Retype or Revoke).
+    pub const PREEMPTIONS: usize = 15;
+    /// The longest the kernel lock was held at once, in cycles, since the last read with
+    /// `RESET` set (`DebugStat(LOCK_HOLD_MAX | RESET)` reads and starts over).
+    pub const LOCK_HOLD_MAX: usize = 16;
+    pub const COUNT: usize = 17;
+    /// With DebugStat: read, then reset (LOCK_HOLD_MAX only).
+    pub const RESET: usize = 1 << 63;
 }
 
 /// seL4_MessageInfo: label << 12 | capsUnwrapped << 9 | extraCaps << 7 | length.

@@ -39,6 +39,8 @@ mod percpu;
 #[cfg(target_arch = "riscv64")]
 mod plic;
 #[cfg(target_arch = "riscv64")]
+mod preempt;
+#[cfg(target_arch = "riscv64")]
 mod rootserver;
 #[cfg(target_arch = "riscv64")]
 mod sched;

@@ -295,7 +295,7 @@ pub fn create(m: &devtree::Machine) -> Result<bool, LoadError> {
     let mut n = 0;
     let mut total = 0usize;
     let mut add = |root: &mut Root, base: usize, bits: u8, device: bool| {
-        if n < MAX_UNTYPEDS && root.push(Cap::Untyped { base: base as u64, size_bits: bits, free_index: 0, device }).is_ok() {
+        if n < MAX_UNTYPEDS && root.push(Cap::Untyped { base: base as u64, size_bits: bits, free_index: 0, device, cleared: 0 }).is_ok() {
             bi.untyped_list[n] = UntypedDesc { paddr: base, size_bits: bits, is_device: device as u8, _pad: [0; 6] };
             n += 1;
         }

@@ -21,6 +21,7 @@ pub extern "C" fn user_trap(ctx: &mut UserContext) -> ! {
     let scause = csrr!("scause");
     let stval = csrr!("stval");
     lock::acquire();
+    crate::preempt::reset();
     stats::count(stat::KERNEL_ENTRIES);
     let me_ptr = ctx as *mut UserContext as *mut Tcb;
     crate::uintr::on_kernel_entry();
@@ -107,7 +108,11 @@ fn send(me: &mut Tcb, blocking: bool, call: bool) {
         _ => {
             let info = MessageInfo::from_word(me.ctx.regs[A1]);
             let r = Msg::decode(me, info).and_then(|m| invoke(me, cap, slot, &m));
-            if call {
+            if r == Err(caps::Error::Preempted) {
+                // Out of budget at a consistent point: the thread re-executes its ecall.
+                me.ctx.sepc = me.restart_pc;
+                stats::count(stat::PREEMPTIONS);
+            } else if call {
                 ipc::reply_to_invocation(me, r);
             }
         }

@@ -32,6 +32,8 @@ mod t_irq;
 #[cfg(target_arch = "riscv64")]
 mod t_process;
 #[cfg(target_arch = "riscv64")]
+mod t_preempt;
+#[cfg(target_arch = "riscv64")]
 mod t_tcb;
 #[cfg(target_arch = "riscv64")]
 mod t_uintr;
@@ -143,15 +145,18 @@ mod rt {
         ("async_server_death", crate::t_async::server_death),
         ("async_client_death", crate::t_async::client_death),
         ("async_hostile_ring_indices", crate::t_async::hostile_ring_indices),
+        ("preempt_long_retype", crate::t_preempt::long_retype),
+        ("preempt_long_revoke", crate::t_preempt::long_revoke),
         ("fuzz_invocations", crate::t_fuzz::fuzz),
         ("fastpath_call_replyrecv", crate::t_bench::fastpath),
         ("bench_round_trip", crate::t_bench::round_trip),
         ("uintr_bench", crate::t_uintr::bench),
+        ("bench_lock_hold", crate::t_preempt::bench_lock_hold),
     ];
 
     /// The `rtl-subset` feature builds an image for the slow RTL simulation: the basic boot
-    /// tests, the user-interrupt tests and the IPC benchmarks (the fastpath's same-hart round
-    /// trip, the cross-hart one) only.
+    /// tests, the user-interrupt tests and the benchmarks (the fastpath's same-hart round
+    /// trip, the cross-hart one, the worst kernel lock hold) only.
     /// `KTEST_ONLY=a,b make sw` (at build time) keeps only the tests whose names contain one
     /// of the patterns: quick iterations, mostly for the RTL simulation.
     fn selected(name: &str) -> bool {
@@ -160,7 +165,7 @@ mod rt {
         }
         !cfg!(feature = "rtl-subset")
             || name.starts_with("uintr_")
-            || matches!(name, "bootinfo" | "debug_output" | "fastpath_call_replyrecv" | "bench_round_trip")
+            || matches!(name, "bootinfo" | "debug_output" | "fastpath_call_replyrecv" | "bench_round_trip" | "bench_lock_hold")
     }
 
     extern "C" fn main(bootinfo: usize) -> ! {
@@ -246,6 +251,14 @@ mod rt {
                 b(tu::B_UINTR_RT_ENTRIES),
                 b(tu::B_NTFN_ONE_WAY),
                 b(tu::B_NTFN_ROUND_TRIP)
+            );
+        }
+        use crate::t_preempt as tp;
+        if b(tp::B_LOCK_PREEMPTIONS) != 0 {
+            println!(
+                "[ktest] bench: worst kernel lock hold {} cycles while a thread on another hart retyped 2 MiB frames and revoked 1000-cap trees ({} preemptions)",
+                b(tp::B_LOCK_HOLD),
+                b(tp::B_LOCK_PREEMPTIONS)
             );
         }
         use crate::t_uintr_irq as ti;

@@ -114,7 +114,7 @@ pub fn invoke(me: &mut Tcb, service: Cap, m: &Msg) -> InvResult {
         label::CNODE_REVOKE => {
             m.need(2, 0)?;
             let s = slot_in(service, mr(0), mr(1))?;
-            super::revoke_slot(s);
+            super::revoke_slot(s)?;
             Ok(0)
         }
         label::CNODE_CANCEL_BADGED_SENDS => {

@@ -131,9 +131,14 @@ pub fn delete_slot(slot: SlotRef) {
 }
 
 /// Delete every descendant of the cap in `slot`. The tree is re-read after each deletion, so
-/// objects destroyed on the way (which delete further slots) cannot confuse it.
-pub fn revoke_slot(slot: SlotRef) {
-    caps::cdt::revoke(&mut KSlots, slot, &mut on_deleted);
+/// objects destroyed on the way (which delete further slots) cannot confuse it. Each deletion
+/// is charged to the entry's budget: `Preempted` when it ran out with descendants left.
+pub fn revoke_slot(slot: SlotRef) -> Result<(), caps::Error> {
+    let (_, more) = caps::cdt::revoke(&mut KSlots, slot, &mut |c, last| {
+        on_deleted(c, last);
+        crate::preempt::charge(1)
+    });
+    if more { Err(caps::Error::Preempted) } else { Ok(()) }
 }
 
 /// Put a reply cap for `caller` into the (empty) `slot`. Reply caps stand outside the

@@ -46,37 +46,63 @@ pub fn invoke(me: &mut Tcb, slot: u64, m: &Msg) -> InvResult {
         }
     }
     let mut ut = cap_at(slot);
-    let Cap::Untyped { device, .. } = ut else { return Err(Error::InvalidCapability(0)) };
+    let Cap::Untyped { device, base, .. } = ut else { return Err(Error::InvalidCapability(0)) };
     if !caps::cdt::has_children(&KSlots, slot) {
-        // Nothing lives in it any more: start over from its base (seL4 resets here).
-        if let Cap::Untyped { free_index, .. } = &mut ut {
+        // Nothing lives in it any more: start over from its base (seL4 resets here). Its
+        // memory held objects: nothing is known to be zero.
+        if let Cap::Untyped { free_index, cleared, .. } = &mut ut {
+            if *free_index != 0 {
+                *cleared = 0;
+            }
             *free_index = 0;
         }
     }
     let (first, watermark) = caps::untyped::plan_retype(&ut, ty, size_bits as u8, count as u64)?;
     let size = 1u64 << obj_bits;
+    if !device {
+        zero_ahead(slot, &mut ut, base + watermark)?;
+    }
     for i in 0..count as u64 {
         let pa = first + i * size;
-        if !device {
-            // SAFETY: RAM below the watermark belongs to no object; mapped in the window.
-            unsafe { core::ptr::write_bytes(crate::mm::phys_to_virt(pa as usize) as *mut u8, 0, size as usize) };
-            if ty != object::UNTYPED {
-                crate::stats::object_bytes_made(size);
-            }
+        if !device && ty != object::UNTYPED {
+            crate::stats::object_bytes_made(size);
         }
         let cap = make_object(ty, pa, size_bits as u8, obj_bits, device);
         caps::cdt::insert_new_object(&mut KSlots, slot, KSlots.cnode_slot(cn_base, node_offset as u64 + i), cap)?;
     }
-    if let Cap::Untyped { free_index, .. } = &mut ut {
+    if let Cap::Untyped { free_index, cleared, .. } = &mut ut {
         *free_index = watermark;
+        *cleared = (*cleared).max(watermark);
     }
     KSlots.set_cap(slot, ut);
     Ok(0)
 }
 
+/// Make everything from the watermark up to `end` zero, a chunk per budget unit, keeping the
+/// progress in the cap (`cleared`): a large Retype is preempted and restarted instead of
+/// holding the kernel lock for the whole of it. Memory between the watermark and `cleared` is
+/// zero already (no object has lived there since it was zeroed).
+fn zero_ahead(slot: u64, ut: &mut Cap, end: u64) -> Result<(), Error> {
+    let Cap::Untyped { base, free_index, cleared, .. } = ut else { return Err(Error::InvalidCapability(0)) };
+    let mut at = *base + (*cleared).max(*free_index);
+    while at < end {
+        let chunk_end = (at + crate::preempt::ZERO_CHUNK).min(end);
+        // SAFETY: RAM above the watermark belongs to no object; mapped in the window.
+        unsafe { core::ptr::write_bytes(crate::mm::phys_to_virt(at as usize) as *mut u8, 0, (chunk_end - at) as usize) };
+        at = chunk_end;
+        *cleared = at - *base;
+        if at < end && !crate::preempt::charge(1) {
+            KSlots.set_cap(slot, *ut);
+            return Err(Error::Preempted);
+        }
+    }
+    Ok(())
+}
+
 fn make_object(ty: usize, pa: u64, size_bits: u8, obj_bits: u8, device: bool) -> Cap {
     match ty {
-        object::UNTYPED => Cap::Untyped { base: pa, size_bits, free_index: 0, device },
+        // Zeroed by the retype (RAM): its own retypes need not zero again.
+        object::UNTYPED => Cap::Untyped { base: pa, size_bits, free_index: 0, device, cleared: if device { 0 } else { 1u64 << size_bits } },
         object::TCB => {
             super::tcb::create(pa, crate::percpu::this().hart);
             Cap::Tcb { obj: pa }

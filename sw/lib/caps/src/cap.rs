@@ -38,8 +38,10 @@ impl Rights {
 pub enum Cap {
     #[default]
     Null = 0,
-    /// `free_index`: bytes already retyped from the start (the watermark).
-    Untyped { size_bits: u8, device: bool, base: u64, free_index: u64 },
+    /// `free_index`: bytes already retyped from the start (the watermark). `cleared`: bytes
+    /// from the start known to be zero above the watermark (a retype zeroes ahead of it, in
+    /// preemptible chunks, and keeps its progress here).
+    Untyped { size_bits: u8, device: bool, base: u64, free_index: u64, cleared: u64 },
     CNode { radix: u8, guard_bits: u8, base: u64, guard: u64 },
     Endpoint { rights: Rights, obj: u64, badge: u64 },
     /// `uintr`: the sender-table entry registered through this very cap (0: none), freed

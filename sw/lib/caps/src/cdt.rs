@@ -91,9 +91,9 @@ pub fn insert(s: &mut impl Slots, src: SlotRef, dest: SlotRef, cap: Cap) -> Resu
     if s.cap(src).is_null() {
         return Err(Error::InvalidCapability(1));
     }
-    if let (Cap::Untyped { base: nb, size_bits: ns, .. }, Cap::Untyped { base, size_bits, device, .. }) = (cap, s.cap(src)) {
+    if let (Cap::Untyped { base: nb, size_bits: ns, .. }, Cap::Untyped { base, size_bits, device, cleared, .. }) = (cap, s.cap(src)) {
         if nb == base && ns == size_bits {
-            s.set_cap(src, Cap::Untyped { base, size_bits, free_index: 1u64 << size_bits, device });
+            s.set_cap(src, Cap::Untyped { base, size_bits, free_index: 1u64 << size_bits, device, cleared });
         }
     }
     let src_slot = s.get(src);
@@ -188,19 +188,23 @@ pub fn delete_any(s: &mut impl Slots, slot: SlotRef) -> Option<(Cap, bool)> {
 }
 
 /// Delete every descendant of `slot` (Revoke). `on_deleted` gets each cap removed and whether
-/// it was the last one to its object. Returns how many slots were emptied.
-pub fn revoke(s: &mut impl Slots, slot: SlotRef, on_deleted: &mut dyn FnMut(Cap, bool)) -> usize {
+/// it was the last one to its object; it answers whether to go on (false: stop here, the
+/// rest stays for a later call). Returns how many slots were emptied and whether any
+/// descendant is left.
+pub fn revoke(s: &mut impl Slots, slot: SlotRef, on_deleted: &mut dyn FnMut(Cap, bool) -> bool) -> (usize, bool) {
     let mut n = 0;
     loop {
         let me = s.get(slot);
         let next = me.mdb.next;
         if next == NO_SLOT || !is_parent_of(&me, &s.get(next)) {
-            return n;
-        }
-        if let Some((c, last)) = delete_any(s, next) {
-            on_deleted(c, last);
+            return (n, false);
         }
         n += 1;
+        if let Some((c, last)) = delete_any(s, next) {
+            if !on_deleted(c, last) {
+                return (n, has_children(s, slot));
+            }
+        }
     }
 }
 

@@ -64,6 +64,9 @@ pub enum Error {
     /// The message is shorter than the invocation needs (seL4_TruncatedMessage).
     Truncated,
     NotEnoughMemory { available: u64 },
+    /// Not an answer: the kernel's work budget for this entry ran out with the invocation's
+    /// state consistent; the system call is restarted and carries on where it stopped.
+    Preempted,
 }
 
 impl Error {
@@ -80,6 +83,7 @@ impl Error {
             Error::RevokeFirst => REVOKE_FIRST,
             Error::Truncated => TRUNCATED_MESSAGE,
             Error::NotEnoughMemory { .. } => NOT_ENOUGH_MEMORY,
+            Error::Preempted => NO_ERROR,
         }
     }
 }

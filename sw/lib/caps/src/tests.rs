@@ -35,7 +35,7 @@ fn ep(obj: u64) -> Cap {
 /// An original endpoint cap in slot 1, as retype would leave it.
 fn with_original_endpoint() -> HostSlots {
     let mut s = HostSlots::default();
-    s.set(slot(0), Slot { cap: Cap::Untyped { base: 0x8000_0000, size_bits: 20, free_index: 16, device: false }, mdb: Mdb { revocable: true, first_badged: true, ..Mdb::default() } });
+    s.set(slot(0), Slot { cap: Cap::Untyped { base: 0x8000_0000, size_bits: 20, free_index: 16, device: false, cleared: 0 }, mdb: Mdb { revocable: true, first_badged: true, ..Mdb::default() } });
     cdt::insert_new_object(&mut s, slot(0), slot(1), ep(0x8000_0000)).unwrap();
     s
 }
@@ -80,12 +80,12 @@ fn mint_badges_and_revoke_removes_only_descendants() {
 
     // Revoking the badged cap removes its copy only.
     let mut finals = Vec::new();
-    assert_eq!(cdt::revoke(&mut s, slot(3), &mut |c, last| if last { finals.push(c) }), 1);
+    assert_eq!(cdt::revoke(&mut s, slot(3), &mut |c, last| { if last { finals.push(c) } true }), (1, false));
     assert!(s.cap(slot(4)).is_null() && !s.cap(slot(3)).is_null());
     assert!(finals.is_empty(), "the endpoint is still named by other caps");
 
     // Revoking the original removes every derived cap; the original stays.
-    assert_eq!(cdt::revoke(&mut s, slot(1), &mut |c, last| if last { finals.push(c) }), 2);
+    assert_eq!(cdt::revoke(&mut s, slot(1), &mut |c, last| { if last { finals.push(c) } true }), (2, false));
     assert!(s.cap(slot(2)).is_null() && s.cap(slot(3)).is_null() && !s.cap(slot(1)).is_null());
     // Deleting the last cap reports the object as final.
     assert_eq!(cdt::delete(&mut s, slot(1)), Some(ep(0x8000_0000)));
@@ -99,7 +99,7 @@ fn revoking_untyped_reclaims_every_object_inside() {
     cdt::insert(&mut s, slot(5), slot(6), nt.derive().unwrap()).unwrap();
     assert!(cdt::has_children(&s, slot(0)));
     let mut finals = Vec::new();
-    cdt::revoke(&mut s, slot(0), &mut |c, last| if last { finals.push(c) });
+    cdt::revoke(&mut s, slot(0), &mut |c, last| { if last { finals.push(c) } true });
     assert!((1..=6).all(|i| s.cap(slot(i)).is_null()));
     assert!(!cdt::has_children(&s, slot(0)));
     assert_eq!(finals.len(), 2, "each object reported once, when its last cap went: {finals:?}");
@@ -120,7 +120,7 @@ fn move_keeps_the_tree_and_occupied_slots_are_refused() {
 
 #[test]
 fn retype_watermark_alignment_and_limits() {
-    let ut = Cap::Untyped { base: 0x8000_0000, size_bits: 16, free_index: 16, device: false };
+    let ut = Cap::Untyped { base: 0x8000_0000, size_bits: 16, free_index: 16, device: false, cleared: 0 };
     // A 4 KiB page is aligned up past the used 16 bytes.
     assert_eq!(untyped::plan_retype(&ut, object::PAGE_4K, 0, 2), Ok((0x8000_1000, 0x3000)));
     // Endpoints are 32 bytes: the used 16 bytes round up to 32.
@@ -130,7 +130,7 @@ fn retype_watermark_alignment_and_limits() {
     assert!(matches!(untyped::plan_retype(&ut, object::UNTYPED, 39, 1), Err(Error::RangeError { .. })));
     assert_eq!(untyped::plan_retype(&ut, 99, 0, 1), Err(Error::InvalidArgument(0)));
     assert!(matches!(untyped::plan_retype(&ut, object::PAGE_4K, 0, u64::MAX), Err(_)));
-    let dev = Cap::Untyped { base: 0x6000_0000, size_bits: 16, free_index: 0, device: true };
+    let dev = Cap::Untyped { base: 0x6000_0000, size_bits: 16, free_index: 0, device: true, cleared: 0 };
     assert_eq!(untyped::plan_retype(&dev, object::TCB, 0, 1), Err(Error::InvalidArgument(1)));
     assert!(untyped::plan_retype(&dev, object::PAGE_4K, 0, 1).is_ok());
     assert_eq!(Error::NotEnoughMemory { available: 0 }.code(), abi::error::NOT_ENOUGH_MEMORY);
@@ -169,7 +169,7 @@ fn zeroed_memory_is_an_empty_slot() {
 }
 
 fn fresh_untyped(s: &mut HostSlots, i: u64) -> Cap {
-    let ut = Cap::Untyped { base: 0x9000_0000, size_bits: 16, free_index: 0, device: false };
+    let ut = Cap::Untyped { base: 0x9000_0000, size_bits: 16, free_index: 0, device: false, cleared: 0 };
     s.set(slot(i), Slot { cap: ut, mdb: Mdb { revocable: true, first_badged: true, ..Mdb::default() } });
     ut
 }
@@ -206,4 +206,19 @@ fn insert_from_an_emptied_source_is_refused() {
     cdt::delete(&mut s, slot(1));
     assert_eq!(cdt::insert(&mut s, slot(1), slot(2), ep(0x8000_0000)), Err(Error::InvalidCapability(1)));
     assert!(s.cap(slot(2)).is_null());
+}
+
+#[test]
+fn revoke_stops_when_asked_and_resumes() {
+    let mut s = with_original_endpoint();
+    for i in 2..7 {
+        let c = cdt::derive(&s, slot(1)).unwrap().update_data(i).unwrap();
+        cdt::insert(&mut s, slot(1), slot(i), c).unwrap();
+    }
+    let mut budget = 2;
+    let (n, more) = cdt::revoke(&mut s, slot(1), &mut |_, _| { budget -= 1; budget > 0 });
+    assert_eq!((n, more), (2, true));
+    let (n, more) = cdt::revoke(&mut s, slot(1), &mut |_, _| true);
+    assert_eq!((n, more), (3, false));
+    assert!(!cdt::has_children(&s, slot(1)));
 }

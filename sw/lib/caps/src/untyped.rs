@@ -30,7 +30,7 @@ pub fn object_size_bits(ty: usize, size_bits: u8) -> Result<u8, Error> {
 /// returns the address of the first object and the new watermark. Objects are naturally aligned;
 /// device Untyped can only become frames (and Untyped).
 pub fn plan_retype(ut: &Cap, ty: usize, size_bits: u8, count: u64) -> Result<(u64, u64), Error> {
-    let Cap::Untyped { base, size_bits: ut_bits, free_index, device } = *ut else {
+    let Cap::Untyped { base, size_bits: ut_bits, free_index, device, .. } = *ut else {
         return Err(Error::InvalidCapability(0));
     };
     let obj_bits = object_size_bits(ty, size_bits)?;

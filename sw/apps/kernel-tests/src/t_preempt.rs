@@ -1,0 +1,130 @@
+//! Preemption points: a long Retype (zeroing) and a long Revoke stop when the entry's work
+//! budget runs out and are restarted, with the same result as in one go; and the benchmark of
+//! the worst kernel lock hold while a hostile thread does the longest things it can.
+use crate::env::{check_invariants, sadd, sget, sset, wait_for, Env, TResult, BENCH, CNODE, ROOT_DEPTH, VSPACE};
+use abi::{error as e, object as o, stat};
+use core::sync::atomic::Ordering::SeqCst;
+use userlib::invoke::rights;
+use userlib::{cnode, syscall, untyped, vspace};
+
+pub const B_LOCK_HOLD: usize = 14;
+pub const B_LOCK_PREEMPTIONS: usize = 15;
+
+fn preemptions() -> usize {
+    syscall::debug_stat(stat::PREEMPTIONS)
+}
+
+/// A 2 MiB frame retyped from memory that held a dirty frame before: zeroed in chunks over
+/// several restarted calls, and all zero at the end.
+pub fn long_retype(env: &mut Env) -> TResult {
+    let u = env.alloc(o::UNTYPED, o::MEGA_PAGE_BITS)?.cptr;
+    let f = env.slot()?;
+    let va = env.va_region(512);
+    let va = (va + (1 << o::MEGA_PAGE_BITS) - 1) & !((1 << o::MEGA_PAGE_BITS) - 1);
+    let _ = env.new_pages(1)?;
+    // Dirty the memory through a first frame, then give it back.
+    ok!(untyped::retype(u, o::MEGA_PAGE, 0, CNODE, 0, 0, f, 1));
+    map_mega(env, f, va)?;
+    let words = (1usize << o::MEGA_PAGE_BITS) / 8;
+    for i in (0..words).step_by(61) {
+        // SAFETY: the 2 MiB frame is mapped read-write at `va`.
+        unsafe { core::ptr::write_volatile((va as *mut usize).add(i), 0xdead_0000 | i) };
+    }
+    ok!(vspace::page_unmap(f));
+    ok!(cnode::delete(CNODE, f, ROOT_DEPTH));
+    let p0 = preemptions();
+    ok!(untyped::retype(u, o::MEGA_PAGE, 0, CNODE, 0, 0, f, 1));
+    let restarts = preemptions() - p0;
+    let need = (1usize << o::MEGA_PAGE_BITS) / 4096 / 64;
+    ensure!(restarts + 1 >= need, "a 2 MiB retype was preempted {} times (budget: 64 pages per entry, so >= {})", restarts, need - 1);
+    map_mega(env, f, va)?;
+    for i in (0..words).step_by(61) {
+        // SAFETY: as above.
+        let v = unsafe { core::ptr::read_volatile((va as *const usize).add(i)) };
+        ensure!(v == 0, "word {} of the new frame is {:#x} after a preempted retype", i, v);
+    }
+    ok!(vspace::page_unmap(f));
+    // The Untyped is full: nothing else fits.
+    let s = env.slot()?;
+    expect_err!(untyped::retype(u, o::PAGE_4K, 0, CNODE, 0, 0, s, 1), e::NOT_ENOUGH_MEMORY);
+    check_invariants()
+}
+
+fn map_mega(env: &mut Env, f: usize, va: usize) -> TResult {
+    match vspace::page_map(f, VSPACE, va, rights::READ_WRITE, 0) {
+        Ok(()) => Ok(()),
+        Err(err) if err.code == e::FAILED_LOOKUP => {
+            let pt = env.alloc_cap(o::PAGE_TABLE)?;
+            ok!(vspace::page_table_map(pt, VSPACE, va, 0));
+            ok!(vspace::page_map(f, VSPACE, va, rights::READ_WRITE, 0));
+            Ok(())
+        }
+        Err(err) => Err(crate::env::fail(format_args!("Page_Map of a 2 MiB frame: {}", err))),
+    }
+}
+
+/// Revoking 1000 copies is stopped and restarted a dozen times and deletes all of them.
+pub fn long_revoke(env: &mut Env) -> TResult {
+    let c = env.alloc(o::CNODE, 10)?.cptr;
+    let ep = env.alloc_cap(o::ENDPOINT)?;
+    for i in 0..1000 {
+        ok!(cnode::mint(c, i, 10, CNODE, ep, ROOT_DEPTH, rights::ALL, i + 1));
+    }
+    let p0 = preemptions();
+    ok!(cnode::revoke(CNODE, ep, ROOT_DEPTH));
+    let restarts = preemptions() - p0;
+    ensure!(restarts >= 1000 / 64, "revoking 1000 caps was preempted {} times (budget 64 per entry)", restarts);
+    // Every copy is gone: moving one out finds an empty slot (first, last and between).
+    let s = env.slot()?;
+    for i in [0, 1, 63, 64, 500, 998, 999] {
+        expect_err!(cnode::move_(CNODE, s, ROOT_DEPTH, c, i, 10), e::FAILED_LOOKUP);
+    }
+    ok!(cnode::delete(CNODE, c, ROOT_DEPTH));
+    check_invariants()
+}
+
+/// The worst time one hart holds the kernel lock while a thread on another hart retypes 2 MiB
+/// frames from dirty memory and revokes 1000-cap trees over and over (benchmark figure).
+pub fn bench_lock_hold(env: &mut Env) -> TResult {
+    let other = env.need_other_hart()?;
+    let u = env.alloc(o::UNTYPED, o::MEGA_PAGE_BITS + 1)?.cptr;
+    let c = env.alloc(o::CNODE, 10)?.cptr;
+    let ep = env.alloc_cap(o::ENDPOINT)?;
+    let spare = env.slots(2)?;
+    sset(0, 0);
+    sset(1, u);
+    sset(2, c);
+    sset(3, ep);
+    sset(4, spare);
+    syscall::debug_stat(stat::LOCK_HOLD_MAX | stat::RESET);
+    let p0 = preemptions();
+    env.spawn_on(hostile, 0, 255, other)?;
+    wait_for(0, ROUNDS, 200_000)?;
+    let worst = syscall::debug_stat(stat::LOCK_HOLD_MAX | stat::RESET);
+    let restarts = preemptions() - p0;
+    ensure!(restarts >= ROUNDS * 8, "the hostile thread's work was preempted only {} times", restarts);
+    BENCH[B_LOCK_HOLD].store(worst, SeqCst);
+    BENCH[B_LOCK_PREEMPTIONS].store(restarts, SeqCst);
+    env.stop_helpers();
+    ok!(cnode::revoke(CNODE, u, ROOT_DEPTH));
+    ok!(cnode::revoke(CNODE, ep, ROOT_DEPTH));
+    check_invariants()
+}
+
+/// Rounds of hostile work (one on the RTL, where each costs millions of simulated cycles).
+const ROUNDS: usize = if cfg!(feature = "rtl-subset") { 1 } else { 3 };
+
+extern "C" fn hostile(_: usize) -> ! {
+    let (u, c, ep, spare) = (sget(1), sget(2), sget(3), sget(4));
+    for _ in 0..ROUNDS {
+        // Two 2 MiB frames from memory the last round dirtied (the Untyped starts over).
+        let _ = cnode::revoke(CNODE, u, ROOT_DEPTH);
+        let _ = untyped::retype(u, o::MEGA_PAGE, 0, CNODE, 0, 0, spare, 2);
+        for i in 0..1000 {
+            let _ = cnode::mint(c, i, 10, CNODE, ep, ROOT_DEPTH, rights::ALL, i + 1);
+        }
+        let _ = cnode::revoke(CNODE, ep, ROOT_DEPTH);
+        sadd(0, 1);
+    }
+    crate::env::park()
+}

@@ -1,0 +1,35 @@
+//! Preemption points (as seL4's): long invocations charge their work to a per-entry budget
+//! and, when it runs out with their state consistent, answer `Error::Preempted`. The system
+//! call layer then restarts the call (the thread re-executes its `ecall`), so the kernel lock
+//! is released, pending interrupts are taken and other harts get their turn before the work
+//! goes on. What is charged: a unit per capability a Revoke deletes, a unit per 4 KiB a
+//! Retype zeroes.
+//!
+//! Not yet bounded this way: deleting the last cap of a large CNode (its finalisation, with
+//! everything it holds) and the objects a single deletion destroys.
+use crate::kcell::KCell;
+use platform::image::MAX_HARTS;
+
+/// Units of work per kernel entry: 64 deletions or 256 KiB zeroed.
+pub const BUDGET: u32 = 64;
+/// Bytes a Retype zeroes per unit.
+pub const ZERO_CHUNK: u64 = 4096;
+
+static LEFT: KCell<[u32; MAX_HARTS]> = KCell::new([BUDGET; MAX_HARTS]);
+
+fn left() -> &'static mut u32 {
+    // SAFETY: each hart touches only its own entry, under the kernel lock.
+    unsafe { &mut LEFT.get()[crate::percpu::this().hart] }
+}
+
+/// A new kernel entry from user mode: a full budget.
+pub fn reset() {
+    *left() = BUDGET;
+}
+
+/// Charge `units`; false once the budget is spent (the caller stops at a consistent point).
+pub fn charge(units: u32) -> bool {
+    let l = left();
+    *l = l.saturating_sub(units);
+    *l > 0
+}
