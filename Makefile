@@ -7,6 +7,7 @@
 #                   bare-metal RTL tests of the cores, the image's boot on the 4-core RTL
 #   make sw         firmware, kernel and the bootable images only
 #   make fuzz       the kernel fuzzer alone on QEMU (SEED=n COUNT=steps per thread)
+#   make leak       create/destroy cycles of every object kind alone on QEMU (COUNT=cycles)
 #   make sim-uintr  the user-interrupt tests and benchmarks on the 4-hart RTL (the suite's
 #                   rtl-subset build; prints the latencies next to the kernel-forwarded baseline)
 #   make constants  the shared constants in every language (build/gen/)
@@ -58,7 +59,7 @@ FST ?=
 SIM_MAKE = $(MAKE) --no-print-directory -C hw/sim BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
 SIM_OPTS = CONFIG=$(SIM_CONFIG) CHECKED=$(CHECKED) TRACE=$(if $(FST),1,)
 
-.PHONY: all deps sw run fuzz test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
+.PHONY: all deps sw run fuzz leak test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
 
 all: sw
 
@@ -119,6 +120,17 @@ fuzz: sw
 	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests-fuzz.elf -o $(FUZZ_IMAGE)
 	scripts/qemu.sh $(FUZZ_IMAGE) < /dev/null | tee $(BUILD)/fuzz.log
 	@grep -q 'DebugHalt(0)' $(BUILD)/fuzz.log || { echo "fuzz: FAILED (seed $(SEED); see $(BUILD)/fuzz.log)"; exit 1; }
+
+# Create/destroy cycles of every object kind (UINTC slots and sender tables too) with every
+# kernel gauge checked back at its start every 1000 cycles, alone on QEMU: COUNT cycles.
+LEAK_IMAGE := $(BUILD)/sw/image-leak.bin
+leak: sw
+	KTEST_ONLY=leak LEAK_COUNT=$(COUNT) $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p kernel-tests
+	cp $(SW_OUT)/kernel-tests $(BUILD)/sw/kernel-tests-leak.elf
+	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
+	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests-leak.elf -o $(LEAK_IMAGE)
+	scripts/qemu.sh $(LEAK_IMAGE) < /dev/null | tee $(BUILD)/leak.log
+	@grep -q 'DebugHalt(0)' $(BUILD)/leak.log || { echo "leak: FAILED (see $(BUILD)/leak.log)"; exit 1; }
 
 # The main job today: the kernel with its test suite as the root task, on 4 harts.
 run: sw

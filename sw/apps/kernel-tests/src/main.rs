@@ -32,6 +32,8 @@ mod t_irq;
 #[cfg(target_arch = "riscv64")]
 mod t_process;
 #[cfg(target_arch = "riscv64")]
+mod t_leak;
+#[cfg(target_arch = "riscv64")]
 mod t_preempt;
 #[cfg(target_arch = "riscv64")]
 mod t_tcb;
@@ -147,6 +149,7 @@ mod rt {
         ("async_hostile_ring_indices", crate::t_async::hostile_ring_indices),
         ("preempt_long_retype", crate::t_preempt::long_retype),
         ("preempt_long_revoke", crate::t_preempt::long_revoke),
+        ("leak_create_destroy_every_kind", crate::t_leak::create_destroy_every_kind),
         ("fuzz_invocations", crate::t_fuzz::fuzz),
         ("fastpath_call_replyrecv", crate::t_bench::fastpath),
         ("bench_round_trip", crate::t_bench::round_trip),
