@@ -44,7 +44,7 @@ const DIE: u32 = 3;
 
 /// Spin budget (cycles) of a side whose peer runs on another hart: long enough to ride out a
 /// host that deschedules a vCPU for a while (QEMU's counter runs near the host clock).
-const SPIN: usize = 1 << 22;
+const SPIN: usize = 1 << 25;
 
 /// How long to wait for a helper thread's result (cycles; only a failing test waits it out).
 const BUDGET: usize = 1 << 34;

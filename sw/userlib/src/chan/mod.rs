@@ -30,6 +30,8 @@ mod layout;
 mod msg;
 mod park;
 mod server;
+#[cfg(test)]
+mod tests;
 
 pub use blocking::call_blocking;
 pub use client::{Call, Client};

@@ -123,18 +123,28 @@ impl Park for ThreadPark {
         // one that published after sees the flag and signals, and the U-notification's pending
         // bit latches that signal until the Wait.
         self.each(|ep| ep.announce());
-        self.in_wait.store(true, Ordering::Relaxed);
-        fence(Ordering::SeqCst);
-        // check_all first: a coroutine it wakes sets `unparked` (the executor is asleep).
-        let work = self.check_all() | self.unparked.load(Ordering::Relaxed);
-        if !work {
-            crate::uintr::wait(self.ntfn.load(Ordering::Relaxed));
-            self.waits.fetch_add(1, Ordering::Relaxed);
+        // check_all first: a coroutine it wakes sets `unparked` (the executor is asleep), and
+        // `in_wait` is still clear, so that costs no Signal.
+        if !(self.check_all() | self.unparked.load(Ordering::Relaxed)) {
+            // Against `unpark_from_irq` (store, fence, load on both sides): either it sees
+            // `in_wait` and Signals, or we see `unparked` and do not block.
+            self.in_wait.store(true, Ordering::Relaxed);
+            fence(Ordering::SeqCst);
+            if !self.unparked.load(Ordering::Relaxed) {
+                crate::uintr::wait(self.ntfn.load(Ordering::Relaxed));
+                self.waits.fetch_add(1, Ordering::Relaxed);
+            }
+            self.in_wait.store(false, Ordering::Relaxed);
         }
-        self.in_wait.store(false, Ordering::Relaxed);
         self.unparked.store(false, Ordering::Relaxed);
         self.each(|ep| ep.cancel());
         // Wake whoever the signal was for (or a supervisor's close).
+        self.check_all();
+    }
+
+    fn poll_busy(&self) {
+        // The executor has not idled for a while: collect replies and wake dispatchers whose
+        // rings have work, as an idle park would (without announcing anything).
         self.check_all();
     }
 

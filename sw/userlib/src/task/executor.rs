@@ -142,6 +142,7 @@ impl<const N: usize, const S: usize> Handle<N, S> {
         let waker = super::waker::root_waker(&self.ex.shared);
         let mut cx = Context::from_waker(&waker);
         self.ex.shared.root_woken.store(true, Ordering::Relaxed);
+        let mut busy = 0u32;
         loop {
             if self.ex.shared.root_woken.swap(false, Ordering::Acquire) {
                 if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
@@ -149,7 +150,15 @@ impl<const N: usize, const S: usize> Handle<N, S> {
                 }
             }
             if !self.run_one() {
+                busy = 0;
                 self.ex.shared.sleep();
+            } else {
+                busy += 1;
+                if busy == super::park::BUSY_POLL_INTERVAL {
+                    // Tasks keep the executor from idling: let the hook look at its sources.
+                    busy = 0;
+                    self.ex.shared.poll_busy();
+                }
             }
         }
     }

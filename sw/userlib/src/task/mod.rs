@@ -30,6 +30,6 @@ mod tests;
 pub use bitmap::PRIORITIES;
 pub use executor::{Executor, Handle, Priority, SpawnError};
 pub use join::JoinHandle;
-pub use park::Park;
+pub use park::{Park, BUSY_POLL_INTERVAL};
 pub use slot::STORAGE_ALIGN;
 pub use yield_now::{yield_now, YieldNow};

@@ -10,8 +10,16 @@ pub trait Park: Sync {
     /// spuriously.
     fn park(&self);
 
+    /// Called by an executor that keeps finding work, every [`BUSY_POLL_INTERVAL`] task polls:
+    /// the moment to look at event sources that only the hook watches (a channel's rings), so
+    /// that a thread that never idles still sees them. Must not block. Default: nothing.
+    fn poll_busy(&self) {}
+
     /// End the current or next [`Park::park`]. Called by wakers on any thread or in a user
     /// interrupt handler that interrupted the executor itself: must not block, allocate or take
     /// a lock.
     fn unpark_from_irq(&self);
 }
+
+/// Task polls between two [`Park::poll_busy`] calls of a busy executor.
+pub const BUSY_POLL_INTERVAL: u32 = 64;

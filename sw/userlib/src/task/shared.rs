@@ -55,6 +55,11 @@ impl Shared {
         unsafe { (*self.park.get()).expect("executor used before claim") }
     }
 
+    /// The hook's busy-executor poll (see `Park::poll_busy`).
+    pub fn poll_busy(&self) {
+        self.park_hook().poll_busy();
+    }
+
     /// Queue a woken slot. The caller set its SCHEDULED bit, so it is in no list now.
     pub fn push_inbox(&self, hdr: &Header) {
         let idx = hdr.index();

@@ -402,3 +402,31 @@ fn stress(tasks: usize, rounds: usize, threads: usize) {
     assert_eq!(total, tasks * rounds);
     eprintln!("stress {tasks} tasks: parked {} times", park.parks.load(Ordering::Relaxed));
 }
+
+/// A busy executor (a task that keeps yielding) still calls the hook's `poll_busy`, once per
+/// `BUSY_POLL_INTERVAL` polls, so event sources only the hook watches are not starved.
+#[test]
+fn busy_executor_calls_poll_busy() {
+    #[derive(Default)]
+    struct CountingPark(AtomicUsize);
+    impl Park for CountingPark {
+        fn park(&self) {}
+        fn unpark_from_irq(&self) {}
+        fn poll_busy(&self) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    let ex: &'static Executor<4, 256> = Box::leak(Box::new(Executor::new()));
+    let park: &'static CountingPark = Box::leak(Box::default());
+    let rt = ex.claim(park).unwrap();
+    let h = rt
+        .spawn(1, async {
+            for _ in 0..10 * BUSY_POLL_INTERVAL {
+                yield_now().await;
+            }
+        })
+        .unwrap();
+    rt.block_on(h);
+    let n = park.0.load(Ordering::Relaxed);
+    assert!((9..=11).contains(&n), "poll_busy called {} times in {} polls", n, 10 * BUSY_POLL_INTERVAL);
+}
