@@ -42,6 +42,9 @@ const HOLD: u32 = 2;
 /// The handler faults (the server thread dies).
 const DIE: u32 = 3;
 
+/// Where a thread writes to die: page 0 is never mapped.
+const DEAD_ADDR: usize = 8;
+
 /// Spin budget (cycles) of a side whose peer runs on another hart: long enough to ride out a
 /// host that deschedules a vCPU for a while (QEMU's counter runs near the host clock).
 const SPIN: usize = 1 << 25;
@@ -89,7 +92,7 @@ async fn handle(m: Msg) -> Msg {
         HOLD => core::future::pending().await,
         DIE => {
             // SAFETY: deliberately faults: page 0 is never mapped.
-            unsafe { core::ptr::write_volatile(8 as *mut u64, 1) };
+            unsafe { core::ptr::write_volatile(DEAD_ADDR as *mut u64, 1) };
             Msg::default()
         }
         l => Msg::new(l, &[]).unwrap_or_default(),
@@ -268,7 +271,7 @@ extern "C" fn dying_client_main(k: usize) -> ! {
         core::mem::forget(held);
     }
     // SAFETY: deliberately faults (the client dies with a call outstanding).
-    unsafe { core::ptr::write_volatile(8 as *mut u64, 1) };
+    unsafe { core::ptr::write_volatile(DEAD_ADDR as *mut u64, 1) };
     crate::env::park()
 }
 

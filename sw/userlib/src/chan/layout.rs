@@ -40,7 +40,7 @@ impl ChanMem {
     /// as the `ChanMem` and the endpoints made from it are used; the peer may write it at any
     /// time.
     pub unsafe fn new(base: *mut u8, capacity: usize) -> Result<ChanMem, ChanError> {
-        if base.is_null() || base as usize % 64 != 0 || !capacity.is_power_of_two() || capacity > 1 << 16 {
+        if base.is_null() || !(base as usize).is_multiple_of(64) || !capacity.is_power_of_two() || capacity > 1 << 16 {
             return Err(ChanError::BadSetup);
         }
         Ok(ChanMem { base, capacity })

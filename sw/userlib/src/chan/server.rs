@@ -232,8 +232,8 @@ impl Endpoint for Server {
         let closed = inner.mem.is_some_and(|m| m.is_closed(Side::Client));
         let work = closed
             || match (inner.want_space, inner.want_slot) {
-                (true, _) => inner.rep.as_mut().map_or(true, |r| r.free().map_or(true, |f| f > inner.in_flight)),
-                (false, false) => inner.req.as_mut().map_or(false, |r| r.available().map_or(true, |n| n > 0)),
+                (true, _) => inner.rep.as_mut().is_none_or(|r| r.free().map_or(true, |f| f > inner.in_flight)),
+                (false, false) => inner.req.as_mut().is_some_and(|r| r.available().map_or(true, |n| n > 0)),
                 // Waiting for a task slot: a handler's reply wakes us.
                 (false, true) => false,
             };
