@@ -23,8 +23,9 @@ pub mod syscall {
     pub const DEBUG_HALT: isize = -11;
     /// seL4's: a0 = cptr; returns the cap's object type + 1 in a0 (0 = empty or invalid).
     pub const DEBUG_CAP_IDENTIFY: isize = -12;
-    /// Ours: print a0 bytes from the caller's IPC buffer message area (no user pointer is
-    /// ever dereferenced by the kernel).
+    /// Ours: print a0 bytes from the caller's IPC buffer message area starting at byte a1 (no
+    /// user pointer is ever dereferenced by the kernel); at most 16 per call, the count
+    /// written comes back in a0.
     pub const DEBUG_PUT_STRING: isize = -32;
     /// Ours: the cycle counter of the hart the caller runs on, in a0 (and the hart id in a1).
     pub const DEBUG_GET_CLOCK: isize = -33;

@@ -31,7 +31,13 @@ pub fn put_string(bytes: &[u8]) {
             let dst = b.msg.as_mut_ptr() as *mut u8;
             unsafe { core::ptr::copy_nonoverlapping(piece.as_ptr(), dst, piece.len()) };
         });
-        crate::syscall::debug_put_string_raw(piece.len());
+        let mut done = 0;
+        while done < piece.len() {
+            match crate::syscall::debug_put_string_raw(piece.len() - done, done) {
+                0 | usize::MAX => return,
+                n => done += n,
+            }
+        }
     }
 }
 

@@ -109,8 +109,11 @@ pub fn debug_put_char(c: u8) {
 }
 
 /// Print `len` bytes already placed in the caller's IPC buffer message area.
-pub fn debug_put_string_raw(len: usize) {
-    raw(nr::DEBUG_PUT_STRING, [len, 0, 0, 0, 0, 0]);
+/// DebugPutString: write up to `len` bytes of the IPC buffer's message area from byte
+/// `offset`; returns how many it wrote (the kernel writes a few per call), `usize::MAX`
+/// without an IPC buffer.
+pub fn debug_put_string_raw(len: usize, offset: usize) -> usize {
+    raw(nr::DEBUG_PUT_STRING, [len, offset, 0, 0, 0, 0])
 }
 
 /// The cycle counter of the hart the caller runs on, and that hart's id.

@@ -159,6 +159,15 @@ pub fn big_cnode_delete(env: &mut Env) -> TResult {
     let s = env.slot()?;
     ok!(untyped::retype(ut, o::CNODE, 13, CNODE, 0, 0, s, 1));
     ok!(cnode::delete(CNODE, s, ROOT_DEPTH));
+    // A CNode that holds a copy of itself (as a process's CSpace does) and other caps: revoking
+    // its Untyped reaches that copy last, when it is the CNode's last cap and lives inside it.
+    ok!(untyped::retype(ut, o::CNODE, 6, CNODE, 0, 0, s, 1));
+    ok!(cnode::copy(s, 0, 6, CNODE, s, ROOT_DEPTH, rights::ALL));
+    for i in 1..40 {
+        ok!(cnode::mint(s, i, 6, CNODE, ep, ROOT_DEPTH, rights::ALL, 9000 + i));
+    }
+    ok!(cnode::revoke(CNODE, ut, ROOT_DEPTH));
+    ok!(cnode::delete(CNODE, s, ROOT_DEPTH));
     ok!(cnode::delete(CNODE, ep, ROOT_DEPTH));
     ensure_eq!(syscall::debug_stat(stat::OBJECT_BYTES), bytes0, "object bytes after deleting everything");
     check_invariants()

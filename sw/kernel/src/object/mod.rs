@@ -161,15 +161,17 @@ pub fn prepare_delete(slot: SlotRef) -> Result<(), caps::Error> {
     if !holds_caps(&top) || !caps::cdt::is_final(&KSlots, slot) {
         return Ok(());
     }
-    // `obj` is where we look; it starts at the top again after each object it emptied.
+    // `obj` is where we look; it starts at the top again after each object it emptied. The
+    // cap being deleted may itself live in the object it names (a CNode holding its own last
+    // cap): that slot is skipped, it goes last.
     let mut obj = top;
     loop {
-        match first_full_slot(&obj)? {
+        match first_full_slot(&obj, slot)? {
             None if obj == top => return Ok(()),
             None => obj = top,
             Some(s) => {
                 let c = cap_at(s);
-                if holds_caps(&c) && caps::cdt::is_final(&KSlots, s) && first_full_slot(&c)?.is_some() {
+                if holds_caps(&c) && caps::cdt::is_final(&KSlots, s) && first_full_slot(&c, slot)?.is_some() {
                     obj = c;
                     continue;
                 }
@@ -192,13 +194,13 @@ fn holds_caps(c: &Cap) -> bool {
 static SCAN_HINTS: crate::kcell::KCell<[[(u64, u64); 8]; platform::image::MAX_HARTS]> =
     crate::kcell::KCell::new([[(0, 0); 8]; platform::image::MAX_HARTS]);
 
-/// The first slot of a CNode or TCB that holds a cap (None: empty), charging a unit of budget
-/// per 64 slots scanned.
-fn first_full_slot(obj: &Cap) -> Result<Option<SlotRef>, caps::Error> {
+/// The first slot of a CNode or TCB other than `skip` that holds a cap (None: empty),
+/// charging a unit of budget per 64 slots scanned.
+fn first_full_slot(obj: &Cap, skip: SlotRef) -> Result<Option<SlotRef>, caps::Error> {
     match *obj {
         Cap::Tcb { obj } => {
             let t = at::<tcb::Tcb>(obj);
-            Ok((0..tcb::SLOTS).map(|i| t.slot(i)).find(|&s| !cap_at(s).is_null()))
+            Ok((0..tcb::SLOTS).map(|i| t.slot(i)).find(|&s| s != skip && !cap_at(s).is_null()))
         }
         Cap::CNode { base, radix, .. } => {
             // SAFETY: this hart's own row, under the kernel lock.
@@ -212,7 +214,7 @@ fn first_full_slot(obj: &Cap) -> Result<Option<SlotRef>, caps::Error> {
             let end = 1u64 << radix;
             while i < end {
                 let s = KSlots.cnode_slot(base, i);
-                if !cap_at(s).is_null() {
+                if s != skip && !cap_at(s).is_null() {
                     hints[h].1 = i;
                     return Ok(Some(s));
                 }
