@@ -101,7 +101,9 @@ struct Op {
 }
 
 /// One random step; returns what it did (for the failure report).
-fn step(r: &mut Rng, may_receive: bool) -> Op {
+/// `before` sees the step just before it runs (the main thread logs it there, so a step that
+/// never returns is in the log).
+fn step(r: &mut Rng, may_receive: bool, before: &mut dyn FnMut(&Op)) -> Op {
     // Always a slot that resolves: a cptr that does not would be a cap fault, and a fuzz
     // thread has no fault handler.
     let svc = r.below(POOL);
@@ -111,6 +113,7 @@ fn step(r: &mut Rng, may_receive: bool) -> Op {
         // IPC on whatever the slot holds, never blocking: a send with caps, or a receive
         // with a receive slot in the pool.
         op.label = 1000 + r.below(3);
+        before(&op);
         let kind = syscall::debug_cap_identify(svc);
         match op.label {
             // A receive on a cap without Read is a cap fault that stops the thread: only the
@@ -153,6 +156,7 @@ fn step(r: &mut Rng, may_receive: bool) -> Op {
         op.caps[i] = cap_arg(r);
     }
     let nargs = r.below(7);
+    before(&op);
     // An endpoint invoked with Call would block: send to it instead.
     if syscall::debug_cap_identify(svc) == Some(o::ENDPOINT) {
         syscall::nb_send(svc, MessageInfo::new(op.label, 0, 0, nargs.min(4)), [op.args[0], op.args[1], op.args[2], op.args[3]]);
@@ -219,8 +223,10 @@ fn print_log(upto: usize) {
 extern "C" fn main_thread(_: usize) -> ! {
     let mut r = Rng(seed());
     for i in 0..count() {
-        let op = step(&mut r, false);
-        log_op(i, &op);
+        step(&mut r, false, &mut |op| {
+            log_op(i, op);
+            sset(S_STEPS, i);
+        });
         sset(S_STEPS, i + 1);
         match syscall::debug_check_invariants(F_DEBUG) {
             Some((0, _, _)) => {}
@@ -246,7 +252,7 @@ extern "C" fn main_thread(_: usize) -> ! {
 extern "C" fn worker(k: usize) -> ! {
     let mut r = Rng(seed() ^ 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(k as u64 + 1));
     for _ in 0..count() {
-        step(&mut r, true);
+        step(&mut r, true, &mut |_| {});
         sadd(S_WSTEPS, 1);
     }
     sadd(S_DONE, 1);
@@ -285,8 +291,8 @@ pub fn fuzz(env: &mut Env) -> TResult {
     ok!(userlib::tcb::set_priority(abi::init_cap::TCB, abi::init_cap::TCB, 100));
     let mut last = 0;
     let mut stalls = 0;
-    while sget(S_VERDICT) == 0 && stalls < 50 {
-        for _ in 0..2000 {
+    while sget(S_VERDICT) == 0 && stalls < 20 {
+        for _ in 0..200 {
             if sget(S_VERDICT) != 0 {
                 break;
             }
