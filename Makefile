@@ -8,6 +8,7 @@
 #   make sw         firmware, kernel and the bootable images only
 #   make fuzz       the kernel fuzzer alone on QEMU (SEED=n COUNT=steps per thread)
 #   make leak       create/destroy cycles of every object kind alone on QEMU (COUNT=cycles)
+#   make bench-lock the worst kernel lock hold under a hostile thread, on the 4-hart RTL
 #   make sim-uintr  the user-interrupt tests and benchmarks on the 4-hart RTL (the suite's
 #                   rtl-subset build; prints the latencies next to the kernel-forwarded baseline)
 #   make constants  the shared constants in every language (build/gen/)
@@ -59,7 +60,7 @@ FST ?=
 SIM_MAKE = $(MAKE) --no-print-directory -C hw/sim BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
 SIM_OPTS = CONFIG=$(SIM_CONFIG) CHECKED=$(CHECKED) TRACE=$(if $(FST),1,)
 
-.PHONY: all deps sw run fuzz leak test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
+.PHONY: all deps sw run fuzz leak bench-lock test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
 
 all: sw
 
@@ -181,6 +182,14 @@ test-sim: sw
 	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
 	python3 scripts/boot_test.py --image $(IMAGE) --suite-image $(UINTR_IMAGE) --harts 4 \
 	  --sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=)
+
+# The worst kernel lock hold under a hostile thread (bench_lock_hold), alone on the 4-hart RTL.
+bench-lock: | $(DEPS_DONE)
+	KTEST_ONLY=lock_hold $(MAKE) --no-print-directory sw
+	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
+	$$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(UINTR_IMAGE) +max-cycles=60000000 | tee $(BUILD)/bench-lock.log
+	@$(MAKE) --no-print-directory sw >/dev/null
+	@grep -q 'bench: worst kernel lock hold' $(BUILD)/bench-lock.log || { echo "bench-lock: no figure (see $(BUILD)/bench-lock.log)"; exit 1; }
 
 sim-uintr: sw
 	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
