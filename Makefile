@@ -95,9 +95,10 @@ sw: | $(DEPS_DONE)
 	cp $(SW_OUT)/kernel $(BUILD)/sw/kernel.elf
 	cp $(SW_OUT)/roottask $(BUILD)/sw/roottask.elf
 	cp $(SW_OUT)/kernel-tests $(BUILD)/sw/kernel-tests.elf
-	$(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p kernel-tests --features rtl-subset
-	cp $(SW_OUT)/kernel-tests $(BUILD)/sw/kernel-tests-rtl.elf
-	cp $(BUILD)/sw/kernel-tests.elf $(SW_OUT)/kernel-tests
+	# Its own target dir: with a shared one, cargo can take the full build's binary for a fresh
+	# rtl-subset one (one output path, two feature sets) and the RTL runs the whole suite.
+	CARGO_TARGET_DIR=$(BUILD)/cargo-rtl $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p kernel-tests --features rtl-subset
+	cp $(BUILD)/cargo-rtl/$(RUST_TARGET)/release/kernel-tests $(BUILD)/sw/kernel-tests-rtl.elf
 	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
 	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/roottask.elf -o $(IMAGE) \
 	  --part-out modules=$(MODULES_BIN)
