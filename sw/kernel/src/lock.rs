@@ -1,5 +1,10 @@
 //! The big kernel lock (as seL4 SMP): every kernel entry from user mode, and the idle loop's
 //! look at the ready queues, runs under it. A ticket lock, so harts are served in order.
+//!
+//! Under QEMU with more vCPUs than free host cores a ticket lock convoys: each hand-over waits
+//! until the host schedules the one vCPU whose ticket is next, so kernel entries drop to a few
+//! hundred per second while every hart sits in `acquire` (seen in the fuzzer with a loaded
+//! host; the counters keep advancing, it is not a deadlock). Real harts do not have this.
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 static NEXT: AtomicUsize = AtomicUsize::new(0);

@@ -153,6 +153,7 @@ mod rt {
         ("fuzz_invocations", crate::t_fuzz::fuzz),
         ("fastpath_call_replyrecv", crate::t_bench::fastpath),
         ("bench_round_trip", crate::t_bench::round_trip),
+        ("bench_round_trip_other_space", crate::t_bench::round_trip_other_space),
         ("uintr_bench", crate::t_uintr::bench),
         ("bench_lock_hold", crate::t_preempt::bench_lock_hold),
     ];
@@ -169,7 +170,7 @@ mod rt {
         }
         !cfg!(feature = "rtl-subset")
             || name.starts_with("uintr_")
-            || matches!(name, "bootinfo" | "debug_output" | "fastpath_call_replyrecv" | "bench_round_trip")
+            || matches!(name, "bootinfo" | "debug_output" | "fastpath_call_replyrecv" | "bench_round_trip" | "bench_round_trip_other_space")
     }
 
     extern "C" fn main(bootinfo: usize) -> ! {
@@ -240,6 +241,16 @@ mod rt {
         }
         if b(1) != 0 {
             println!("[ktest] bench: Call+ReplyRecv round trip {} cycles across harts", b(1));
+        }
+        use crate::t_bench as tb;
+        if b(tb::B_OTHER_SPACE) != 0 {
+            let e = b(tb::B_OTHER_SPACE_ENTRIES);
+            println!(
+                "[ktest] bench: Call+ReplyRecv round trip {} cycles same hart across address spaces ({}.{:02} kernel entries per round trip)",
+                b(tb::B_OTHER_SPACE),
+                e / 100,
+                e % 100
+            );
         }
         use crate::t_uintr as tu;
         if b(tu::B_ROUNDS) != 0 {
