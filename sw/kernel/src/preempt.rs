@@ -2,12 +2,13 @@
 //! and, when it runs out with their state consistent, answer `Error::Preempted`. The system
 //! call layer then restarts the call (the thread re-executes its `ecall`), so the kernel lock
 //! is released, pending interrupts are taken and other harts get their turn before the work
-//! goes on. What is charged: a unit per capability a Revoke deletes, a unit per 4 KiB a
-//! Retype zeroes.
+//! goes on. What is charged: a unit per capability a Revoke or a Delete deletes (the last cap
+//! of a CNode or TCB has what the object holds deleted first, depth first,
+//! `object::prepare_delete`), a unit per 64 slots looked at, a unit per 4 KiB a Retype zeroes.
 //!
-//! Not yet bounded this way: deleting the last cap of a CNode or TCB (finalising it deletes
-//! everything it holds in one go), the caps TCB Configure/SetSpace replace, and waking every
-//! thread queued on an endpoint or notification that goes.
+//! Not yet bounded this way: the finalisation of an empty CNode (a scan of its slots: about
+//! 2^radix loads, which the Untyped's size bounds), the caps TCB Configure/SetSpace replace,
+//! and waking every thread queued on an endpoint or notification that goes.
 use crate::kcell::KCell;
 use platform::image::MAX_HARTS;
 

@@ -149,6 +149,7 @@ mod rt {
         ("async_hostile_ring_indices", crate::t_async::hostile_ring_indices),
         ("preempt_long_retype", crate::t_preempt::long_retype),
         ("preempt_long_revoke", crate::t_preempt::long_revoke),
+        ("preempt_big_cnode_delete", crate::t_preempt::big_cnode_delete),
         ("leak_create_destroy_every_kind", crate::t_leak::create_destroy_every_kind),
         ("fuzz_invocations", crate::t_fuzz::fuzz),
         ("fastpath_call_replyrecv", crate::t_bench::fastpath),

@@ -129,3 +129,46 @@ extern "C" fn hostile(_: usize) -> ! {
     crate::env::park()
 }
 
+/// Deleting the last cap of a CNode full of caps (one of them the last cap of another full
+/// CNode, and of a TCB) empties it over restarted calls before it goes: every byte comes back.
+pub fn big_cnode_delete(env: &mut Env) -> TResult {
+    let bytes0 = syscall::debug_stat(stat::OBJECT_BYTES);
+    let ut = env.alloc(o::UNTYPED, 20)?.cptr;
+    let tmp = env.slots(3)?;
+    let (outer, inner, t) = (tmp, tmp + 1, tmp + 2);
+    ok!(untyped::retype(ut, o::CNODE, 11, CNODE, 0, 0, outer, 1));
+    ok!(untyped::retype(ut, o::CNODE, 9, CNODE, 0, 0, inner, 1));
+    ok!(untyped::retype(ut, o::TCB, 0, CNODE, 0, 0, t, 1));
+    let ep = env.alloc_cap(o::ENDPOINT)?;
+    for i in 0..1500 {
+        ok!(cnode::mint(outer, i, 11, CNODE, ep, ROOT_DEPTH, rights::ALL, i + 1));
+    }
+    for i in 0..400 {
+        ok!(cnode::mint(inner, i, 9, CNODE, ep, ROOT_DEPTH, rights::ALL, 5000 + i));
+    }
+    // The TCB's CSpace is the inner CNode; then both move into the outer one, so the outer
+    // CNode's cap in our CSpace is the last way to all of them.
+    ok!(userlib::tcb::set_space(t, 0, inner, 0, VSPACE, 0));
+    ok!(cnode::move_(outer, 2000, 11, CNODE, inner, ROOT_DEPTH));
+    ok!(cnode::move_(outer, 2001, 11, CNODE, t, ROOT_DEPTH));
+    let p0 = preemptions();
+    ok!(cnode::delete(CNODE, outer, ROOT_DEPTH));
+    let restarts = preemptions() - p0;
+    ensure!(restarts >= 1900 / 64, "deleting a CNode holding 1900 caps was preempted {} times", restarts);
+    // Nothing of it is left: the Untyped has no children, so it starts over from its base.
+    let s = env.slot()?;
+    ok!(untyped::retype(ut, o::CNODE, 13, CNODE, 0, 0, s, 1));
+    ok!(cnode::delete(CNODE, s, ROOT_DEPTH));
+    // A CNode that holds a copy of itself (as a process's CSpace does) and other caps: revoking
+    // its Untyped reaches that copy last, when it is the CNode's last cap and lives inside it.
+    ok!(untyped::retype(ut, o::CNODE, 6, CNODE, 0, 0, s, 1));
+    ok!(cnode::copy(s, 0, 6, CNODE, s, ROOT_DEPTH, rights::ALL));
+    for i in 1..40 {
+        ok!(cnode::mint(s, i, 6, CNODE, ep, ROOT_DEPTH, rights::ALL, 9000 + i));
+    }
+    ok!(cnode::revoke(CNODE, ut, ROOT_DEPTH));
+    ok!(cnode::delete(CNODE, s, ROOT_DEPTH));
+    ok!(cnode::delete(CNODE, ep, ROOT_DEPTH));
+    ensure_eq!(syscall::debug_stat(stat::OBJECT_BYTES), bytes0, "object bytes after deleting everything");
+    check_invariants()
+}

@@ -108,6 +108,7 @@ pub fn invoke(me: &mut Tcb, service: Cap, m: &Msg) -> InvResult {
         label::CNODE_DELETE => {
             m.need(2, 0)?;
             let s = slot_in(service, mr(0), mr(1))?;
+            super::prepare_delete(s)?;
             super::delete_slot(s);
             Ok(0)
         }

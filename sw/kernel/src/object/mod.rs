@@ -132,13 +132,103 @@ pub fn delete_slot(slot: SlotRef) {
 
 /// Delete every descendant of the cap in `slot`. The tree is re-read after each deletion, so
 /// objects destroyed on the way (which delete further slots) cannot confuse it. Each deletion
-/// is charged to the entry's budget: `Preempted` when it ran out with descendants left.
+/// is charged to the entry's budget, and a descendant that is the last cap of a CNode or TCB
+/// has that object emptied first (`prepare_delete`): `Preempted` when the budget ran out with
+/// work left.
 pub fn revoke_slot(slot: SlotRef) -> Result<(), caps::Error> {
-    let (_, more) = caps::cdt::revoke(&mut KSlots, slot, &mut |c, last| {
-        on_deleted(c, last);
-        crate::preempt::charge(1)
-    });
-    if more { Err(caps::Error::Preempted) } else { Ok(()) }
+    loop {
+        let me = KSlots.get(slot);
+        let next = me.mdb.next;
+        if next == caps::NO_SLOT || !caps::cdt::is_parent_of(&me, &KSlots.get(next)) {
+            return Ok(());
+        }
+        prepare_delete(next)?;
+        delete_slot(next);
+        if !crate::preempt::charge(1) && caps::cdt::has_children(&KSlots, slot) {
+            return Err(caps::Error::Preempted);
+        }
+    }
+}
+
+/// Before the cap in `slot` goes: if it is the last cap to an object that holds caps (a CNode,
+/// a TCB), empty that object first, depth first through the objects in it that would go with
+/// it, a unit of budget per deletion and per 64 slots looked at. `Preempted` when the budget
+/// ran out: the cap is still there and what was emptied stays empty, so the restarted call
+/// carries on. Afterwards deleting the cap finalises an empty object (what `finalise` does
+/// with a non-empty one is unbounded, but only a cap that skipped this step gets there).
+pub fn prepare_delete(slot: SlotRef) -> Result<(), caps::Error> {
+    let top = cap_at(slot);
+    if !holds_caps(&top) || !caps::cdt::is_final(&KSlots, slot) {
+        return Ok(());
+    }
+    // `obj` is where we look; it starts at the top again after each object it emptied. The
+    // cap being deleted may itself live in the object it names (a CNode holding its own last
+    // cap): that slot is skipped, it goes last.
+    let mut obj = top;
+    loop {
+        match first_full_slot(&obj, slot)? {
+            None if obj == top => return Ok(()),
+            None => obj = top,
+            Some(s) => {
+                let c = cap_at(s);
+                if holds_caps(&c) && caps::cdt::is_final(&KSlots, s) && first_full_slot(&c, slot)?.is_some() {
+                    obj = c;
+                    continue;
+                }
+                delete_slot(s);
+                if !crate::preempt::charge(1) {
+                    return Err(caps::Error::Preempted);
+                }
+            }
+        }
+    }
+}
+
+fn holds_caps(c: &Cap) -> bool {
+    matches!(c, Cap::CNode { .. } | Cap::Tcb { .. })
+}
+
+/// Where the last scan of a CNode stopped, per hart (a few CNodes, for the depth-first walk):
+/// slots before it were emptied by this walk. A wrong hint only skips slots, which the final
+/// `finalise` of the CNode still deletes.
+static SCAN_HINTS: crate::kcell::KCell<[[(u64, u64); 8]; platform::image::MAX_HARTS]> =
+    crate::kcell::KCell::new([[(0, 0); 8]; platform::image::MAX_HARTS]);
+
+/// The first slot of a CNode or TCB other than `skip` that holds a cap (None: empty),
+/// charging a unit of budget per 64 slots scanned.
+fn first_full_slot(obj: &Cap, skip: SlotRef) -> Result<Option<SlotRef>, caps::Error> {
+    match *obj {
+        Cap::Tcb { obj } => {
+            let t = at::<tcb::Tcb>(obj);
+            Ok((0..tcb::SLOTS).map(|i| t.slot(i)).find(|&s| s != skip && !cap_at(s).is_null()))
+        }
+        Cap::CNode { base, radix, .. } => {
+            // SAFETY: this hart's own row, under the kernel lock.
+            let hints = unsafe { &mut SCAN_HINTS.get()[crate::percpu::this().hart] };
+            let h = hints.iter().position(|&(b, _)| b == base).unwrap_or_else(|| {
+                hints.rotate_right(1);
+                hints[0] = (base, 0);
+                0
+            });
+            let mut i = hints[h].1;
+            let end = 1u64 << radix;
+            while i < end {
+                let s = KSlots.cnode_slot(base, i);
+                if s != skip && !cap_at(s).is_null() {
+                    hints[h].1 = i;
+                    return Ok(Some(s));
+                }
+                i += 1;
+                if i % 64 == 0 && !crate::preempt::charge(1) {
+                    hints[h].1 = i;
+                    return Err(caps::Error::Preempted);
+                }
+            }
+            hints[h] = (0, 0);
+            Ok(None)
+        }
+        _ => Ok(None),
+    }
 }
 
 /// Put a reply cap for `caller` into the (empty) `slot`. Reply caps stand outside the
