@@ -175,6 +175,11 @@ def main():
     if not args.manifest:
         ap.error("--manifest or --flat is required")
     manifest = tomllib.load(open(args.manifest, "rb"))
+    if "layout" in manifest:
+        # A system's own manifest (Hubris's app.toml): its processes, with the image layout
+        # ([image], [[part]]) of the manifest it names (relative to its own folder).
+        layout = tomllib.load(open(os.path.join(os.path.dirname(args.manifest), manifest["layout"]), "rb"))
+        manifest = {**manifest, "image": layout["image"], "part": layout["part"]}
     consts = tomllib.load(open(PLATFORM, "rb"))
 
     def value(v):

@@ -109,6 +109,7 @@ fn start_hello(env: &mut Env) -> TResult {
         cnode_bits: rec.cnode_bits as usize,
         caps: &give[..n],
         fault: Some(rec.fault as usize),
+        shared: &[],
     };
     let res = resources(env, UNTYPED_BITS)?;
     let p = process::start(m.bytes, &spec, &res).map_err(|e| fail(format_args!("process::start: {:?}", e)))?;
@@ -165,6 +166,7 @@ fn malformed_module_refused(env: &mut Env) -> TResult {
         cnode_bits: 6,
         caps: &[],
         fault: None,
+        shared: &[],
     };
     let cases: [(&str, &[u8], ElfError); 4] = [
         ("empty", &[], ElfError::Truncated),

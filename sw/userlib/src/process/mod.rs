@@ -10,11 +10,13 @@
 //! the slots empty, so a process is torn down with nothing leaked.
 //!
 //! `modules` finds the boot modules and the manifest's records of them (`sw/image.toml`);
-//! `elf` checks a module before anything is read from it.
+//! `elf` checks a module before anything is read from it; `system` starts every process of
+//! the manifest for a root task.
 pub mod elf;
 mod modules;
+pub mod system;
 
-pub use modules::{boot_module, given_caps, BootModule, CapSpec, Record, ANY_HART, CAP_ENDPOINT, CAP_NOTIFICATION, MAX_CAPS, NO_FAULT};
+pub use modules::{boot_module, given_caps, modules, BootModule, CapSpec, Record, ANY_HART, CAP_ENDPOINT, CAP_NOTIFICATION, MAX_CAPS, NO_FAULT};
 
 use crate::invoke::{cnode_cap_data, rights, vm_attr};
 use crate::tcb::UserContext;
@@ -74,6 +76,17 @@ pub struct Spec<'a> {
     pub caps: &'a [Give],
     /// Index in `caps` of its fault endpoint.
     pub fault: Option<usize>,
+    /// Frames of the caller's it shares (channels' rings): mapped into its VSpace too.
+    pub shared: &'a [Shared],
+}
+
+/// A frame to map into the process as well: a copy of the caller's `frame` cap at `va`, read
+/// and `write`, never executable.
+#[derive(Clone, Copy, Debug)]
+pub struct Shared {
+    pub frame: usize,
+    pub va: usize,
+    pub write: bool,
 }
 
 /// What the caller lends the loader.
@@ -107,11 +120,21 @@ pub struct Process {
 }
 
 impl Process {
+    /// Let a process made by [`load`] run.
+    pub fn resume(&self) -> Result<(), Error> {
+        tcb::resume(self.tcb).map_err(|e| Error::Kernel("TCB_Resume", e))
+    }
+
     /// Stop the thread and destroy everything made for the process (revoking its Untyped):
-    /// its frames, page tables, CNode (with the caps given to it) and TCB.
+    /// its frames, page tables, CNode (with the caps given to it) and TCB; then the copies of
+    /// shared frames (not from the Untyped) left in its slots.
     pub fn destroy(self) -> Result<(), Error> {
         tcb::suspend(self.tcb).map_err(|e| Error::Kernel("TCB_Suspend", e))?;
-        cnode::revoke(self.caller_cnode, self.untyped, DEPTH).map_err(|e| Error::Kernel("CNode_Revoke", e))
+        cnode::revoke(self.caller_cnode, self.untyped, DEPTH).map_err(|e| Error::Kernel("CNode_Revoke", e))?;
+        for s in self.used.start..self.used.end {
+            cnode::delete(self.caller_cnode, s, DEPTH).map_err(|e| Error::Kernel("CNode_Delete (shared frame)", e))?;
+        }
+        Ok(())
     }
 }
 
@@ -124,6 +147,14 @@ pub fn load_hi(stack_pages: usize) -> usize {
 
 /// Start `module` (an ELF file) as a process; see the module docs.
 pub fn start(module: &[u8], spec: &Spec, res: &Resources) -> Result<Process, Error> {
+    let p = load(module, spec, res)?;
+    p.resume().inspect_err(|_| undo(res))?;
+    Ok(p)
+}
+
+/// As [`start`], but the thread is left suspended (`Process::resume` lets it run): the caller
+/// can finish setting it up first (bind a notification, grant user interrupts).
+pub fn load(module: &[u8], spec: &Spec, res: &Resources) -> Result<Process, Error> {
     if spec.caps.len() > (1usize << spec.cnode_bits).saturating_sub(FIRST_GIVEN)
         || !(4..=12).contains(&spec.cnode_bits)
     {
@@ -137,10 +168,16 @@ pub fn start(module: &[u8], spec: &Spec, res: &Resources) -> Result<Process, Err
     }
     // Everything is checked before the first object is made.
     let elf = Elf::parse(module, LOAD_LO, load_hi(spec.stack_pages))?;
-    build(&elf, spec, res).inspect_err(|_| {
-        // Undo the partial process: everything in it came from the Untyped.
-        let _ = cnode::revoke(res.cnode, res.untyped, DEPTH);
-    })
+    build(&elf, spec, res).inspect_err(|_| undo(res))
+}
+
+/// Undo a partial process: everything in it came from the Untyped, but for the copies of
+/// shared frames in its slots.
+fn undo(res: &Resources) {
+    let _ = cnode::revoke(res.cnode, res.untyped, DEPTH);
+    for s in res.slots.start..res.slots.end {
+        let _ = cnode::delete(res.cnode, s, DEPTH);
+    }
 }
 
 /// `start` once the module is known to be good.
@@ -159,6 +196,11 @@ fn build(elf: &Elf, spec: &Spec, res: &Resources) -> Result<Process, Error> {
     }
     let ipc = b.retype(object::PAGE_4K, 0, "IPC buffer")?;
     b.map(ipc, vs, layout::ROOT_IPC_BUFFER, rights::READ_WRITE, vm_attr::EXECUTE_NEVER)?;
+    for sh in spec.shared {
+        let c = b.copy(sh.frame)?;
+        let r = if sh.write { rights::READ_WRITE } else { rights::READ };
+        b.map(c, vs, sh.va, r, vm_attr::EXECUTE_NEVER)?;
+    }
 
     // Its CSpace: its own CNode (guarded so a slot number is a cptr), then the given caps.
     let guard = cnode_cap_data(0, DEPTH - spec.cnode_bits);
@@ -208,7 +250,6 @@ fn build(elf: &Elf, spec: &Spec, res: &Resources) -> Result<Process, Error> {
     ctx.regs[UserContext::TP] = layout::ROOT_IPC_BUFFER; // where userlib keeps the IPC buffer
     ctx.set_a(0, layout::ROOT_BOOTINFO);
     b.kernel(tcb::write_registers(t, false, 0, abi::regs::COUNT, &ctx), "TCB_WriteRegisters")?;
-    b.kernel(tcb::resume(t), "TCB_Resume")?;
     Ok(Process {
         tcb: t,
         cnode: cn,
@@ -264,6 +305,17 @@ impl Builder<'_> {
         }
         let slot = self.next;
         self.kernel(untyped::retype(self.res.untyped, t, size_bits, self.res.cnode, 0, 0, slot, 1), what)?;
+        self.next += 1;
+        Ok(slot)
+    }
+
+    /// A copy of the caller's cap `cap` in the next slot.
+    fn copy(&mut self, cap: usize) -> Result<usize, Error> {
+        if self.next >= self.res.slots.end {
+            return Err(Error::OutOfSlots);
+        }
+        let slot = self.next;
+        self.kernel(cnode::copy(self.res.cnode, slot, DEPTH, self.res.cnode, cap, DEPTH, rights::ALL), "CNode_Copy (shared frame)")?;
         self.next += 1;
         Ok(slot)
     }

@@ -27,6 +27,20 @@ pub fn boot_module(bi: &BootInfo, name: &str) -> Option<BootModule> {
     Some(BootModule { name: found.name, bytes: found.data, record: found.process })
 }
 
+/// Every module of the table, in manifest order (none if the kernel mapped no valid table).
+pub fn modules(bi: &BootInfo) -> impl Iterator<Item = BootModule> {
+    let m = &bi.modules;
+    // SAFETY: as in `boot_module`.
+    let window: &'static [u8] =
+        if m.window_size == 0 { &[] } else { unsafe { core::slice::from_raw_parts(m.window_vaddr as *const u8, m.window_size) } };
+    let mods = bootmods::Modules::parse(window).ok();
+    let n = mods.as_ref().map_or(0, |t| t.len());
+    (0..n).filter_map(move |i| {
+        let found = mods.as_ref()?.get(i).ok()?;
+        Some(BootModule { name: found.name, bytes: found.data, record: found.process })
+    })
+}
+
 /// The caps a record gives, as `Give`s: `objects[i]` is the caller's cap to the system's
 /// object number i (the endpoint or notification it made for that manifest name). Returns
 /// how many of `out` it filled.
