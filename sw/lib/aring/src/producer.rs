@@ -53,6 +53,18 @@ impl Producer {
         Ok((cap - self.tail.wrapping_sub(self.head_seen)) as usize)
     }
 
+    /// Free slots from a fresh read of the shared head. `free` answers from the cached head
+    /// whenever that shows any space, so it only ever under-counts; a caller that needs more
+    /// than one slot (a server holding a reply credit per request in flight) asks this one when
+    /// the cached count falls short.
+    pub fn free_now(&mut self) -> Result<usize, RingError> {
+        if self.broken {
+            return Err(RingError::Corrupt);
+        }
+        self.refresh()?;
+        Ok((self.mem.mask + 1 - self.tail.wrapping_sub(self.head_seen)) as usize)
+    }
+
     fn refresh(&mut self) -> Result<(), RingError> {
         // Acquire: the consumer has finished reading every slot before the head it published.
         let head = self.mem.header().head.0.load(Ordering::Acquire);

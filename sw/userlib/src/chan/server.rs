@@ -115,12 +115,9 @@ impl Server {
                 return Poll::Ready(ChanError::PeerGone);
             }
             // A reply slot for every handler in flight, and one for this request.
-            let free = match inner.rep.as_mut().map(|r| r.free()) {
-                Some(Ok(f)) => f,
-                _ => {
-                    inner.broken = Some(ChanError::Corrupt);
-                    continue;
-                }
+            let Some(free) = inner.reply_space() else {
+                inner.broken = Some(ChanError::Corrupt);
+                continue;
             };
             if free <= inner.in_flight {
                 inner.want_space = true;
@@ -205,6 +202,19 @@ impl Default for Server {
 }
 
 impl Inner {
+    /// Free reply slots (None: the ring is corrupt). The producer's cached count is a lower
+    /// bound; when it does not cover every handler in flight, read the client's head afresh
+    /// (a cached count stuck at or below the credits held by long-waiting handlers would
+    /// otherwise stop the dispatcher for good).
+    fn reply_space(&mut self) -> Option<usize> {
+        let rep = self.rep.as_mut()?;
+        match rep.free() {
+            Ok(f) if f > self.in_flight => Some(f),
+            Ok(_) => rep.free_now().ok(),
+            Err(_) => None,
+        }
+    }
+
     fn doorbell(&self, n: Notify, count: &AtomicUsize) {
         if n == Notify::Signal {
             signal(self.to_client);
@@ -232,7 +242,7 @@ impl Endpoint for Server {
         let closed = inner.mem.is_some_and(|m| m.is_closed(Side::Client));
         let work = closed
             || match (inner.want_space, inner.want_slot) {
-                (true, _) => inner.rep.as_mut().is_none_or(|r| r.free().map_or(true, |f| f > inner.in_flight)),
+                (true, _) => inner.reply_space().is_none_or(|f| f > inner.in_flight),
                 (false, false) => inner.req.as_mut().is_some_and(|r| r.available().map_or(true, |n| n > 0)),
                 // Waiting for a task slot: a handler's reply wakes us.
                 (false, true) => false,

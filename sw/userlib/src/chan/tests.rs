@@ -76,6 +76,40 @@ fn loopback_many_concurrent_calls() {
     assert_eq!(park.waits.load(Ordering::Relaxed), 0);
 }
 
+/// HOLD (label 99) never answers: its handler keeps a reply credit for good.
+async fn double_or_hold(m: Msg) -> Msg {
+    if m.label == 99 {
+        core::future::pending::<()>().await;
+    }
+    Msg::new(m.label + 1, &[m.word(0) * 2]).unwrap()
+}
+
+#[test]
+fn long_held_requests_do_not_stall_the_dispatcher() {
+    // A server holding requests whose handlers wait for a long time (a socket server's
+    // blocked receives) must keep serving the others far past one lap of the reply ring: its
+    // cached view of the client's head goes stale while it holds credits.
+    let (rt, park) = runtime();
+    let mem = chan_mem();
+    let srv = leak(Server::new());
+    let cl: &'static Client<CAP> = leak(Client::new());
+    srv.attach(mem, 0, park).unwrap();
+    cl.attach(mem, 0, park).unwrap();
+    rt.spawn(10, srv.serve(rt, 10, double_or_hold)).unwrap().detach();
+    let held: Vec<_> = (0..3).map(|_| rt.spawn(5, cl.call(Msg::new(99, &[]).unwrap())).unwrap()).collect();
+    let ok = rt.block_on(async {
+        let mut ok = 0;
+        for j in 0..(5 * CAP as u64) {
+            let r = cl.call(Msg::new(7, &[j]).unwrap()).await.unwrap();
+            ok += (r.label == 8 && r.words() == [2 * j]) as u64;
+        }
+        ok
+    });
+    assert_eq!(ok, 5 * CAP as u64);
+    assert!(held.iter().all(|h| !h.is_finished()), "the held calls stay outstanding");
+    assert_eq!(park.waits.load(Ordering::Relaxed), 0);
+}
+
 #[test]
 fn abandoned_call_frees_its_slot_when_the_reply_comes() {
     let (rt, park) = runtime();
