@@ -4,7 +4,7 @@
 use super::cycles;
 use crate::task::Park;
 use core::cell::{Cell, UnsafeCell};
-use core::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
+use core::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// Endpoints one thread can have registered.
 pub const MAX_ENDPOINTS: usize = 8;
@@ -34,6 +34,9 @@ pub struct ThreadPark {
     unparked: AtomicBool,
     /// We are about to block, or blocked, in the kernel: `unpark_from_irq` must Signal.
     in_wait: AtomicBool,
+    /// Vector bits the Waits returned and nobody took yet (`take_bits`): how a thread learns
+    /// which other sources (a device interrupt, a deadline) ended its sleep.
+    bits: AtomicU64,
     /// Blocking Waits so far (each a kernel entry), and park calls that found work by spinning.
     pub waits: AtomicUsize,
     pub spin_hits: AtomicUsize,
@@ -52,6 +55,7 @@ impl ThreadPark {
             n: Cell::new(0),
             unparked: AtomicBool::new(false),
             in_wait: AtomicBool::new(false),
+            bits: AtomicU64::new(0),
             waits: AtomicUsize::new(0),
             spin_hits: AtomicUsize::new(0),
         }
@@ -65,8 +69,22 @@ impl ThreadPark {
         self.spin.store(spin_cycles, Ordering::Relaxed);
     }
 
-    /// Add an endpoint the thread serves (owning thread only). False if the table is full.
-    pub(crate) fn register(&self, ep: &'static dyn Endpoint) -> bool {
+    /// Take the vector bits in `mask` that Waits returned since they were last taken (the
+    /// channels' own bits need no taking: their endpoints check their rings instead).
+    pub fn take_bits(&self, mask: u64) -> u64 {
+        self.bits.fetch_and(!mask, Ordering::Relaxed) & mask
+    }
+
+    /// Record vector bits the thread collected some other way (a user-interrupt handler's
+    /// `on_signal`), for `take_bits`.
+    pub fn note_bits(&self, bits: u64) {
+        self.bits.fetch_or(bits, Ordering::Relaxed);
+    }
+
+    /// Add an endpoint the thread serves (owning thread only): channel ends register
+    /// themselves when attached; a program adds its own event sources (a device's completion
+    /// ring) so that the park hook wakes their tasks. False if the table is full.
+    pub fn register(&self, ep: &'static dyn Endpoint) -> bool {
         let n = self.n.get();
         if n == MAX_ENDPOINTS {
             return false;
@@ -131,7 +149,8 @@ impl Park for ThreadPark {
             self.in_wait.store(true, Ordering::Relaxed);
             fence(Ordering::SeqCst);
             if !self.unparked.load(Ordering::Relaxed) {
-                crate::uintr::wait(self.ntfn.load(Ordering::Relaxed));
+                let bits = crate::uintr::wait(self.ntfn.load(Ordering::Relaxed));
+                self.bits.fetch_or(bits, Ordering::Relaxed);
                 self.waits.fetch_add(1, Ordering::Relaxed);
             }
             self.in_wait.store(false, Ordering::Relaxed);
