@@ -404,7 +404,10 @@ pub mod bootinfo {
         pub paddr: usize,
         pub size_bits: u8,
         pub is_device: u8,
-        pub _pad: [u8; 6],
+        /// A device untyped's PLIC interrupt source, from the device tree (0: none), for the
+        /// IRQControl_Get of a user driver (virtio-mmio devices, the console UART).
+        pub irq: u16,
+        pub _pad: [u8; 4],
     }
 
     /// (230 until the module list took a part of the page; QEMU's 256 MiB need about 45.)

@@ -294,27 +294,28 @@ pub fn create(m: &devtree::Machine) -> Result<bool, LoadError> {
     let ut_start = root.next;
     let mut n = 0;
     let mut total = 0usize;
-    let mut add = |root: &mut Root, base: usize, bits: u8, device: bool| {
+    let mut add = |root: &mut Root, base: usize, bits: u8, device: bool, irq: u32| {
         if n < MAX_UNTYPEDS && root.push(Cap::Untyped { base: base as u64, size_bits: bits, free_index: 0, device, cleared: 0 }).is_ok() {
-            bi.untyped_list[n] = UntypedDesc { paddr: base, size_bits: bits, is_device: device as u8, _pad: [0; 6] };
+            let irq = u16::try_from(irq).unwrap_or(0);
+            bi.untyped_list[n] = UntypedDesc { paddr: base, size_bits: bits, is_device: device as u8, irq, _pad: [0; 4] };
             n += 1;
         }
     };
     for r in frames::take_remaining() {
         untyped_blocks(r, |b, bits| {
-            add(&mut root, b, bits, false);
+            add(&mut root, b, bits, false, 0);
             total += 1 << bits;
         });
     }
     for v in m.virtio_mmio.iter() {
         let base = v.reg.base & !(PAGE_SIZE - 1);
-        add(&mut root, base, 12, true);
+        add(&mut root, base, 12, true, v.irq.unwrap_or(0));
     }
     // User-level device interrupts: each hart's PLIC U-context page.
     for (i, h) in m.harts.iter().enumerate().take(bi.plic_user_context.len()) {
         if let Some(page) = crate::uintr::ueip::context_page(h.id) {
             bi.plic_user_context[i] = page;
-            add(&mut root, page, 12, true);
+            add(&mut root, page, 12, true, 0);
         }
     }
     // The console UART, for a user driver (the kernel only polls it to print).
@@ -326,7 +327,7 @@ pub fn create(m: &devtree::Machine) -> Result<bool, LoadError> {
             io_width: u.reg_io_width.max(1) as usize,
             irq: u.irq.unwrap_or(0) as usize,
         };
-        add(&mut root, page, 12, true);
+        add(&mut root, page, 12, true, u.irq.unwrap_or(0));
     }
     list_modules(&mut bi.modules, &mods, module_frames, window_size);
     bi.untyped = SlotRegion { start: ut_start, end: root.next };

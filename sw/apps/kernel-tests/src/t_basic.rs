@@ -28,7 +28,15 @@ pub fn bootinfo(env: &mut Env) -> TResult {
         ensure!(d.paddr & ((1 << d.size_bits) - 1) == 0, "untyped at {:#x} not aligned to its size", d.paddr);
         if d.is_device == 0 {
             ram += 1 << d.size_bits;
+            ensure_eq!(d.irq, 0, "interrupt source of a RAM untyped");
         }
+    }
+    // The console UART's page carries its interrupt source for a user driver.
+    let uart = bi.console_uart;
+    if uart.paddr != 0 && uart.irq != 0 {
+        let page = uart.paddr & !((1 << o::PAGE_BITS) - 1);
+        let found = userlib::bootinfo::untypeds(bi).find(|(_, d)| d.is_device != 0 && d.paddr == page);
+        ensure!(found.is_some_and(|(_, d)| d.irq as usize == uart.irq), "the UART's device untyped does not name IRQ {}", uart.irq);
     }
     ensure!(ram >= 4 << 20, "only {} bytes of RAM untyped", ram);
     // The boot info page is where a0 said, and the hart ids are distinct.
