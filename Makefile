@@ -9,6 +9,9 @@
 #   make fuzz       the kernel fuzzer alone on QEMU (SEED=n COUNT=steps per thread)
 #   make leak       create/destroy cycles of every object kind alone on QEMU (COUNT=cycles)
 #   make bench-lock the worst kernel lock hold under a hostile thread, on the 4-hart RTL
+#   make run-net    the network system (sw/apps/net-system) under QEMU, 4 harts, with user-mode
+#                   networking: prints `connect to 127.0.0.1:PORT` and serves until stopped
+#                   (NET_PORT=5555 NET_REQUEST=64 bytes NET_WORK=0 rounds NET_SPIN=0 cycles)
 #   make sim-uintr  the user-interrupt tests and benchmarks on the 4-hart RTL (the suite's
 #                   rtl-subset build; prints the latencies next to the kernel-forwarded baseline)
 #   make constants  the shared constants in every language (build/gen/)
@@ -60,6 +63,7 @@ FST ?=
 SIM_MAKE = $(MAKE) --no-print-directory -C hw/sim BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
 SIM_OPTS = CONFIG=$(SIM_CONFIG) CHECKED=$(CHECKED) TRACE=$(if $(FST),1,)
 
+.PHONY: net-image run-net
 .PHONY: all deps sw run fuzz leak bench-lock test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
 
 all: sw
@@ -108,6 +112,26 @@ sw: | $(DEPS_DONE)
 	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
 	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests-rtl.elf -o $(UINTR_IMAGE)
 	python3 scripts/mkimage.py --flat $(BUILD)/sw/kernel.elf -o $(KERNEL_BIN)
+
+# The network system: its own manifest (sw/apps/net-system/app.toml), root task and processes;
+# the NET_* settings are compiled into its root task.
+NET_IMAGE := $(BUILD)/sw/image-net.bin
+NET_PORT ?= 5555
+NET_REQUEST ?= 64
+NET_WORK ?= 0
+NET_SPIN ?= 0
+export NET_PORT NET_REQUEST NET_WORK NET_SPIN
+NET_QEMU_ARGS = -netdev user,id=n0,hostfwd=tcp:127.0.0.1:$(NET_PORT)-:$(NET_PORT) -device virtio-net-device,netdev=n0
+net-image: sw
+	$(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p net-server -p tcp-server -p net-system
+	for b in net-root net-server tcp-server; do cp $(SW_OUT)/$$b $(BUILD)/sw/$$b.elf; done
+	python3 scripts/mkimage.py --manifest sw/apps/net-system/app.toml --elf firmware=$(BUILD)/sw/firmware.elf \
+	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/net-root.elf --elf net-server=$(BUILD)/sw/net-server.elf \
+	  --elf tcp-server=$(BUILD)/sw/tcp-server.elf -o $(NET_IMAGE)
+
+run-net: net-image
+	@echo "run-net: connect to 127.0.0.1:$(NET_PORT) once the TCP server says it listens (Ctrl-A X stops QEMU)"
+	scripts/qemu.sh $(NET_IMAGE) $(NET_QEMU_ARGS)
 
 # The kernel fuzzer alone (sw/apps/kernel-tests/src/t_fuzz.rs) on QEMU, 4 harts: SEED picks the
 # run, COUNT the steps of each of its threads (the main one checks the kernel's invariants after

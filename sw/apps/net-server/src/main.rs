@@ -1,0 +1,167 @@
+//! The network stack server (README.md): started by the root task from its boot module with a
+//! configuration page, it drives the virtio-net NIC (its interrupt delivered as a user
+//! interrupt on the thread's U-notification), runs smoltcp in the async runtime, and serves
+//! TCP sockets to a client process over an async IPC channel, payloads through the shared
+//! data area.
+#![cfg_attr(target_arch = "riscv64", no_std, no_main)]
+
+#[cfg(not(target_arch = "riscv64"))]
+fn main() {}
+
+#[cfg(target_arch = "riscv64")]
+mod hal;
+#[cfg(target_arch = "riscv64")]
+mod local;
+#[cfg(target_arch = "riscv64")]
+mod nic;
+#[cfg(target_arch = "riscv64")]
+mod poller;
+#[cfg(target_arch = "riscv64")]
+mod service;
+#[cfg(target_arch = "riscv64")]
+mod stack;
+
+#[cfg(target_arch = "riscv64")]
+pub use rt::{clock, nic, nic_stats, DATA};
+
+#[cfg(target_arch = "riscv64")]
+mod rt {
+    use crate::nic::{Nic, NicStats};
+    use crate::{hal, poller, service, stack};
+    use abi::bootinfo::process::ProcessInfo;
+    use core::cell::UnsafeCell;
+    use core::sync::atomic::{AtomicUsize, Ordering};
+    use netproto::{NetConfig, CHAN_CAPACITY, CHAN_VADDR, CONFIG_VADDR, DATA_VADDR, DMA_VADDR, MMIO_VADDR, NET_MAGIC};
+    use userlib::chan::{ChanMem, Server, ThreadPark};
+    use userlib::task::Executor;
+    use userlib::{println, syscall};
+
+    userlib::entry!(main);
+
+    /// Task slots: a handler per request the ring can hold, the dispatcher and the poller.
+    static EXEC: Executor<{ CHAN_CAPACITY + 8 }, 512> = Executor::new();
+    static PARK: ThreadPark = ThreadPark::new();
+    static SERVER: Server = Server::new();
+    static NIC_EVENTS: poller::NicEvents = poller::NicEvents { park: &PARK };
+
+    /// Where the data area is mapped (handlers read it as bytes only).
+    pub static DATA: AtomicUsize = AtomicUsize::new(0);
+    static TICKS_PER_US: AtomicUsize = AtomicUsize::new(1);
+
+    /// The NIC, set once before the executor runs; shared (its state has its own cells).
+    struct NicCell(UnsafeCell<Option<Nic>>);
+    // SAFETY: written once by `main` before any task exists, only read afterwards.
+    unsafe impl Sync for NicCell {}
+    static NIC: NicCell = NicCell(UnsafeCell::new(None));
+
+    pub fn nic() -> &'static Nic {
+        // SAFETY: see NicCell.
+        unsafe { (*NIC.0.get()).as_ref().expect("NIC up before any task runs") }
+    }
+
+    pub fn nic_stats() -> NicStats {
+        nic().stats.with(|s| *s)
+    }
+
+    pub mod clock {
+        use super::TICKS_PER_US;
+        use core::sync::atomic::Ordering;
+
+        pub fn ticks() -> u64 {
+            let t: u64;
+            // SAFETY: reads the time CSR, which the kernel lets user mode read.
+            unsafe { core::arch::asm!("rdtime {0}", out(reg) t, options(nomem, nostack)) };
+            t
+        }
+
+        /// smoltcp's clock: microseconds of the timer.
+        pub fn now() -> smoltcp::time::Instant {
+            smoltcp::time::Instant::from_micros((ticks() / TICKS_PER_US.load(Ordering::Relaxed) as u64) as i64)
+        }
+    }
+
+    fn config() -> Option<&'static NetConfig> {
+        // SAFETY: the root task maps the configuration page read-only here before we run.
+        let c = unsafe { &*(CONFIG_VADDR as *const NetConfig) };
+        let ok = c.magic == NET_MAGIC
+            && c.timebase_hz >= 1_000_000
+            && (1..=32).contains(&c.prefix)
+            && c.dma_bytes >= 64 * 4096
+            && c.irq_vector <= abi::uintr::MAX_VECTOR as u64;
+        ok.then_some(c)
+    }
+
+    fn fail(what: &str) -> ! {
+        println!("[net-server] {what}: stopped");
+        loop {
+            syscall::yield_now();
+        }
+    }
+
+    extern "C" fn main(info: usize) -> ! {
+        // SAFETY: the loader maps the ProcessInfo page read-only here and passes it in a0.
+        let info = unsafe { &*(info as *const ProcessInfo) };
+        userlib::ipc::set_ipc_buffer(info.ipc_buffer);
+        let Some(cfg) = config() else { fail("no valid configuration page") };
+        TICKS_PER_US.store((cfg.timebase_hz / 1_000_000) as usize, Ordering::Relaxed);
+        DATA.store(DATA_VADDR, Ordering::Relaxed);
+        hal::init(DMA_VADDR, cfg.dma_paddr as usize, cfg.dma_bytes as usize, MMIO_VADDR, cfg.mmio_paddr as usize);
+        // SAFETY: the root task mapped our device's page at MMIO_VADDR for us alone.
+        let dev = match unsafe { Nic::new(MMIO_VADDR) } {
+            Ok(n) => n,
+            Err(e) => {
+                println!("[net-server] virtio-net at {:#x}: {:?}", cfg.mmio_paddr, e);
+                fail("no NIC")
+            }
+        };
+        // SAFETY: no task exists yet (see NicCell).
+        unsafe { *NIC.0.get() = Some(dev) };
+        let mac = nic().mac();
+        let seed = clock::ticks();
+        stack::init(nic(), cfg.ip, cfg.prefix as u8, cfg.gateway, clock::now(), seed);
+        println!(
+            "[net-server] virtio-net {:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x} irq vector {}, {}.{}.{}.{}/{} via {}.{}.{}.{}, {} sockets",
+            mac[0], mac[1], mac[2], mac[3], mac[4], mac[5], cfg.irq_vector,
+            cfg.ip[0], cfg.ip[1], cfg.ip[2], cfg.ip[3], cfg.prefix,
+            cfg.gateway[0], cfg.gateway[1], cfg.gateway[2], cfg.gateway[3], netproto::SOCKETS
+        );
+
+        poller::setup(userlib::uintr::vector_bit(cfg.irq_vector as usize), cfg.irq_slot as usize);
+        PARK.setup(cfg.ntfn_slot as usize, cfg.spin_cycles as usize);
+        if !PARK.register(&NIC_EVENTS) {
+            fail("park hook full");
+        }
+        let Some(rt) = EXEC.claim(&PARK) else { fail("executor claimed twice") };
+        // SAFETY: the root task maps the channel (initialised by it) here, in both processes.
+        let mem = match unsafe { ChanMem::new(CHAN_VADDR as *mut u8, CHAN_CAPACITY) } {
+            Ok(m) => m,
+            Err(_) => fail("bad channel"),
+        };
+        if SERVER.attach(mem, cfg.to_client as usize, &PARK).is_err() {
+            fail("channel attach");
+        }
+        if rt.spawn(1, poller::run()).map(|h| h.detach()).is_err() {
+            fail("poller task");
+        }
+        let why = rt.block_on(SERVER.serve(rt, 10, service::handle));
+        println!(
+            "[net-server] client channel ended: {:?} ({} replies, {} polls, {} interrupts)",
+            why,
+            SERVER.replies.load(Ordering::Relaxed),
+            poller::POLLS.load(Ordering::Relaxed),
+            poller::IRQS.load(Ordering::Relaxed)
+        );
+        // Keep the NIC going for nobody: nothing else to do.
+        loop {
+            rt.block_on(core::future::pending::<()>())
+        }
+    }
+
+    #[panic_handler]
+    fn panic(p: &core::panic::PanicInfo) -> ! {
+        println!("[net-server] panic: {}", p);
+        loop {
+            syscall::yield_now();
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! The poller: the task that runs smoltcp. It polls the interface (frames in, frames out,
+//! socket state) whenever the NIC has received something, its interrupt came, or a request
+//! handler changed a socket (`kick`), then updates the sockets' uses; between those it sleeps.
+//! [`NicEvents`] is the thread park hook's view of the NIC: it wakes the poller when the
+//! receive ring has frames or the NIC's vector arrived.
+use crate::local::Local;
+use crate::{clock, nic, stack};
+use core::future::poll_fn;
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use core::task::{Poll, Waker};
+use userlib::chan::{Endpoint, ThreadPark};
+
+static KICK: AtomicBool = AtomicBool::new(false);
+static IRQ_SEEN: AtomicBool = AtomicBool::new(false);
+static POLLER: Local<Option<Waker>> = Local::new(None);
+/// The NIC's vector bit on our U-notification, and its IRQHandler cap.
+static IRQ_BIT: AtomicU64 = AtomicU64::new(0);
+static IRQ_SLOT: AtomicUsize = AtomicUsize::new(0);
+/// Polls of the interface and interrupts acknowledged (for the exit report).
+pub static POLLS: AtomicUsize = AtomicUsize::new(0);
+pub static IRQS: AtomicUsize = AtomicUsize::new(0);
+
+pub fn setup(irq_bit: u64, irq_slot: usize) {
+    IRQ_BIT.store(irq_bit, Ordering::Relaxed);
+    IRQ_SLOT.store(irq_slot, Ordering::Relaxed);
+}
+
+/// Something changed that smoltcp must act on: run the poller.
+pub fn kick() {
+    KICK.store(true, Ordering::Relaxed);
+    wake();
+}
+
+fn wake() -> bool {
+    match POLLER.with(|p| p.take()) {
+        Some(w) => {
+            w.wake();
+            true
+        }
+        None => false,
+    }
+}
+
+fn ready() -> bool {
+    KICK.load(Ordering::Relaxed) || IRQ_SEEN.load(Ordering::Relaxed) || nic().has_work()
+}
+
+pub async fn run() {
+    let nic = nic();
+    loop {
+        if IRQ_SEEN.swap(false, Ordering::Relaxed) {
+            // Quiet the device first, then let the kernel unmask its source (it stays masked
+            // from the moment the kernel forwarded it until this Ack).
+            nic.ack_interrupt();
+            let _ = userlib::irq::handler_ack(IRQ_SLOT.load(Ordering::Relaxed));
+            IRQS.fetch_add(1, Ordering::Relaxed);
+        }
+        KICK.store(false, Ordering::Relaxed);
+        let now = clock::now();
+        stack::with(|s| {
+            s.iface.poll(now, &mut &*nic, &mut s.set);
+            s.maintain();
+        });
+        POLLS.fetch_add(1, Ordering::Relaxed);
+        poll_fn(|cx| {
+            if ready() {
+                Poll::Ready(())
+            } else {
+                POLLER.with(|p| *p = Some(cx.waker().clone()));
+                Poll::Pending
+            }
+        })
+        .await;
+    }
+}
+
+/// The NIC as an event source of the thread's park hook.
+pub struct NicEvents {
+    pub park: &'static ThreadPark,
+}
+
+impl Endpoint for NicEvents {
+    fn announce(&self) {}
+
+    fn check(&self) -> bool {
+        let bit = IRQ_BIT.load(Ordering::Relaxed);
+        if self.park.take_bits(bit) != 0 {
+            IRQ_SEEN.store(true, Ordering::Relaxed);
+        }
+        ready() && wake()
+    }
+
+    fn cancel(&self) {}
+}

@@ -1,0 +1,179 @@
+//! The socket requests a client sends over the channel (`netproto::label`), one handler task
+//! each. Handlers that must wait (ACCEPT, RECV, SEND) register with smoltcp's socket wakers or
+//! the listener and sleep; whatever changes a socket kicks the poller so smoltcp sends it.
+//! Every number in a request is checked here: socket, listener, offset and length.
+use crate::poller::kick;
+use crate::stack::{self, Use};
+use crate::{nic_stats, DATA};
+use core::future::poll_fn;
+use core::task::Poll;
+use netproto::{error, label, rx_offset, tx_offset, BUF_BYTES, OK, SOCKETS};
+use smoltcp::socket::tcp;
+use userlib::chan::Msg;
+
+fn reply(label: u32, words: &[u64]) -> Msg {
+    Msg::new(label, words).unwrap_or_default()
+}
+
+fn err(code: u32) -> Msg {
+    reply(code, &[])
+}
+
+/// A socket number the client may use, and a range of its buffer: (socket, offset, length).
+fn span(m: &Msg) -> Option<(usize, usize, usize)> {
+    let (sock, off, len) = (m.word(0) as usize, m.word(1) as usize, m.word(2) as usize);
+    (sock < SOCKETS && len > 0 && len <= BUF_BYTES && off <= BUF_BYTES - len).then_some((sock, off, len))
+}
+
+pub async fn handle(m: Msg) -> Msg {
+    match m.label {
+        label::LISTEN => listen(m.word(0), m.word(1)),
+        label::ACCEPT => accept(m.word(0) as usize).await,
+        label::RECV => match span(&m) {
+            Some((s, off, len)) => recv(s, off, len).await,
+            None => err(error::BAD_ARGUMENT),
+        },
+        label::SEND => match span(&m) {
+            Some((s, off, len)) => send(s, off, len).await,
+            None => err(error::BAD_ARGUMENT),
+        },
+        label::CLOSE => close(m.word(0) as usize),
+        label::STATS => stats(),
+        _ => err(error::BAD_LABEL),
+    }
+}
+
+fn listen(port: u64, backlog: u64) -> Msg {
+    let (Ok(port), Ok(backlog)) = (u16::try_from(port), usize::try_from(backlog)) else {
+        return err(error::BAD_ARGUMENT);
+    };
+    let r = stack::with(|s| s.listen(port, backlog));
+    match r {
+        Ok(l) => {
+            kick();
+            reply(OK, &[l as u64])
+        }
+        Err(e) => err(e),
+    }
+}
+
+async fn accept(l: usize) -> Msg {
+    if !stack::with(|s| s.is_listener(l)) {
+        return err(error::BAD_SOCKET);
+    }
+    let (sock, addr, port) = poll_fn(|cx| match stack::with(|s| s.accept(l, cx.waker())) {
+        Some(c) => Poll::Ready(c),
+        None => Poll::Pending,
+    })
+    .await;
+    // The listener lent a socket: top its backlog up.
+    kick();
+    reply(OK, &[sock as u64, addr as u64, port as u64])
+}
+
+fn owned(s: &mut stack::Stack, sock: usize) -> bool {
+    s.uses[sock] == Use::Owned
+}
+
+async fn recv(sock: usize, off: usize, max: usize) -> Msg {
+    let dst = DATA.load(core::sync::atomic::Ordering::Relaxed) + rx_offset(sock) + off;
+    poll_fn(|cx| {
+        let r = stack::with(|s| {
+            if !owned(s, sock) {
+                return Some(err(error::BAD_SOCKET));
+            }
+            let t = s.tcp(sock);
+            if t.can_recv() {
+                let got = t.recv(|b| {
+                    let n = b.len().min(max);
+                    // SAFETY: [dst, dst + n) lies in the socket's receive buffer of the data
+                    // area (`span` checked off + max <= BUF_BYTES), mapped read-write here;
+                    // the client may read it at any time, which only ever shows it bytes.
+                    unsafe { core::ptr::copy_nonoverlapping(b.as_ptr(), dst as *mut u8, n) };
+                    (n, n)
+                });
+                return Some(match got {
+                    Ok(n) => reply(OK, &[n as u64]),
+                    Err(_) => err(error::RESET),
+                });
+            }
+            if !t.may_recv() {
+                // Closed: reset; otherwise the peer sent FIN: end of stream.
+                return Some(if t.state() == tcp::State::Closed { err(error::RESET) } else { reply(OK, &[0]) });
+            }
+            t.register_recv_waker(cx.waker());
+            None
+        });
+        match r {
+            Some(m) => {
+                // The window opened: let smoltcp tell the peer.
+                kick();
+                Poll::Ready(m)
+            }
+            None => Poll::Pending,
+        }
+    })
+    .await
+}
+
+async fn send(sock: usize, off: usize, len: usize) -> Msg {
+    let src = DATA.load(core::sync::atomic::Ordering::Relaxed) + tx_offset(sock) + off;
+    poll_fn(|cx| {
+        let r = stack::with(|s| {
+            if !owned(s, sock) {
+                return Some(err(error::BAD_SOCKET));
+            }
+            let t = s.tcp(sock);
+            if !t.may_send() {
+                return Some(err(error::RESET));
+            }
+            if !t.can_send() {
+                t.register_send_waker(cx.waker());
+                return None;
+            }
+            let sent = t.send(|b| {
+                let n = b.len().min(len);
+                // SAFETY: [src, src + n) lies in the socket's send buffer (checked by `span`);
+                // what the client writes there meanwhile is its own business.
+                unsafe { core::ptr::copy_nonoverlapping(src as *const u8, b.as_mut_ptr(), n) };
+                (n, n)
+            });
+            Some(match sent {
+                Ok(n) => reply(OK, &[n as u64]),
+                Err(_) => err(error::RESET),
+            })
+        });
+        match r {
+            Some(m) => {
+                kick();
+                Poll::Ready(m)
+            }
+            None => Poll::Pending,
+        }
+    })
+    .await
+}
+
+fn close(sock: usize) -> Msg {
+    if sock >= SOCKETS {
+        return err(error::BAD_ARGUMENT);
+    }
+    let ok = stack::with(|s| {
+        if !owned(s, sock) {
+            return false;
+        }
+        s.close(sock);
+        true
+    });
+    if !ok {
+        return err(error::BAD_SOCKET);
+    }
+    kick();
+    reply(OK, &[])
+}
+
+fn stats() -> Msg {
+    let (accepted, in_use) = stack::with(|s| (s.stats.accepted, s.in_use()));
+    let n = nic_stats();
+    reply(OK, &[accepted, n.rx_frames, n.rx_dropped, n.tx_frames, in_use as u64])
+}

@@ -1,0 +1,221 @@
+//! smoltcp's interface and TCP sockets, and what the server adds on top: who a socket belongs
+//! to (free, listening for a port, established and waiting to be accepted, the client's, being
+//! closed), a backlog of listening sockets per port kept topped up from the free ones, and the
+//! accept queue. With no socket left to listen on, smoltcp answers a SYN with a reset: more
+//! connections than sockets are refused, not queued.
+use crate::local::Local;
+use crate::nic::Nic;
+use core::task::Waker;
+use netproto::{MAX_BACKLOG, SOCKETS};
+use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet, SocketStorage};
+use smoltcp::socket::tcp;
+use smoltcp::time::Instant;
+use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, Ipv4Address};
+
+/// Ports served at once.
+pub const LISTENERS: usize = 4;
+/// Each socket's smoltcp buffers (the TCP window is at most this).
+const SOCK_BUF: usize = 4096;
+/// Accept calls that can wait on one listener; more are told to poll again.
+const WAITERS: usize = 4;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Use {
+    Free,
+    /// In smoltcp's Listen state for listener l.
+    Listening(u8),
+    /// Left Listen (a connection is being set up or is up) and not yet accepted.
+    Pending(u8),
+    /// Accepted: the client's.
+    Owned,
+    /// The client closed it; free once smoltcp is done with the connection.
+    Closing,
+}
+
+struct Listener {
+    port: u16,
+    backlog: usize,
+    waiters: [Option<Waker>; WAITERS],
+}
+
+#[derive(Clone, Copy, Default)]
+pub struct StackStats {
+    pub accepted: u64,
+}
+
+pub struct Stack {
+    pub iface: Interface,
+    pub set: SocketSet<'static>,
+    handles: [SocketHandle; SOCKETS],
+    pub uses: [Use; SOCKETS],
+    listeners: [Option<Listener>; LISTENERS],
+    pub stats: StackStats,
+}
+
+static mut STORAGE: [SocketStorage<'static>; SOCKETS] = [SocketStorage::EMPTY; SOCKETS];
+static mut RX_BUFS: [[u8; SOCK_BUF]; SOCKETS] = [[0; SOCK_BUF]; SOCKETS];
+static mut TX_BUFS: [[u8; SOCK_BUF]; SOCKETS] = [[0; SOCK_BUF]; SOCKETS];
+
+/// The one stack of the server (made in `init`).
+pub static STACK: Local<Option<Stack>> = Local::new(None);
+
+/// Run `f` on the stack. Must not be nested, nor called from a smoltcp callback.
+pub fn with<R>(f: impl FnOnce(&mut Stack) -> R) -> R {
+    STACK.with(|s| f(s.as_mut().expect("stack initialised before any task runs")))
+}
+
+/// Build the interface and every socket. Called once, before the executor runs.
+pub fn init(nic: &'static Nic, ip: [u8; 4], prefix: u8, gateway: [u8; 4], now: Instant, seed: u64) {
+    let mut config = Config::new(HardwareAddress::Ethernet(EthernetAddress(nic.mac())));
+    config.random_seed = seed;
+    let mut iface = Interface::new(config, &mut &*nic, now);
+    iface.update_ip_addrs(|a| {
+        let _ = a.push(IpCidr::new(IpAddress::Ipv4(Ipv4Address::from(ip)), prefix));
+    });
+    let _ = iface.routes_mut().add_default_ipv4_route(Ipv4Address::from(gateway));
+    // SAFETY: init runs once, before anything else can reach these statics; from here on
+    // they are reachable only through the socket set.
+    let (storage, rx, tx) = unsafe {
+        (
+            &mut *core::ptr::addr_of_mut!(STORAGE),
+            &mut *core::ptr::addr_of_mut!(RX_BUFS),
+            &mut *core::ptr::addr_of_mut!(TX_BUFS),
+        )
+    };
+    let mut set = SocketSet::new(&mut storage[..]);
+    let mut handles = [SocketHandle::default(); SOCKETS];
+    for ((h, r), t) in handles.iter_mut().zip(rx.iter_mut()).zip(tx.iter_mut()) {
+        *h = set.add(tcp::Socket::new(tcp::SocketBuffer::new(&mut r[..]), tcp::SocketBuffer::new(&mut t[..])));
+    }
+    let stack = Stack { iface, set, handles, uses: [Use::Free; SOCKETS], listeners: [const { None }; LISTENERS], stats: StackStats::default() };
+    STACK.with(|s| *s = Some(stack));
+}
+
+/// A connection the client can take: the handshake is done (the peer may have closed its side
+/// already; its data is still there to read).
+fn acceptable(st: tcp::State) -> bool {
+    matches!(st, tcp::State::Established | tcp::State::CloseWait)
+}
+
+impl Stack {
+    pub fn tcp(&mut self, sock: usize) -> &mut tcp::Socket<'static> {
+        self.set.get_mut::<tcp::Socket>(self.handles[sock])
+    }
+
+    /// Start listening on `port` with `backlog` sockets; the listener's number.
+    pub fn listen(&mut self, port: u16, backlog: usize) -> Result<usize, u32> {
+        if port == 0 || !(1..=MAX_BACKLOG).contains(&backlog) {
+            return Err(netproto::error::BAD_ARGUMENT);
+        }
+        if self.listeners.iter().flatten().any(|l| l.port == port) {
+            return Err(netproto::error::NO_SOCKET);
+        }
+        let Some(i) = self.listeners.iter().position(|l| l.is_none()) else {
+            return Err(netproto::error::NO_SOCKET);
+        };
+        self.listeners[i] = Some(Listener { port, backlog, waiters: [const { None }; WAITERS] });
+        self.maintain();
+        Ok(i)
+    }
+
+    pub fn is_listener(&self, l: usize) -> bool {
+        self.listeners.get(l).is_some_and(|l| l.is_some())
+    }
+
+    /// An accepted connection of listener `l`, if one is up: (socket, remote address, port).
+    /// Otherwise `waker` is kept and woken when one comes.
+    pub fn accept(&mut self, l: usize, waker: &Waker) -> Option<(usize, u32, u16)> {
+        for i in 0..SOCKETS {
+            if self.uses[i] != Use::Pending(l as u8) {
+                continue;
+            }
+            let s = self.tcp(i);
+            if acceptable(s.state()) {
+                let (addr, port) = match s.remote_endpoint() {
+                    Some(e) => (
+                        match e.addr {
+                            IpAddress::Ipv4(a) => u32::from_be_bytes(a.octets()),
+                        },
+                        e.port,
+                    ),
+                    None => (0, 0),
+                };
+                self.uses[i] = Use::Owned;
+                self.stats.accepted += 1;
+                return Some((i, addr, port));
+            }
+        }
+        let w = &mut self.listeners[l].as_mut().expect("checked by the caller").waiters;
+        if w.iter().flatten().any(|x| x.will_wake(waker)) {
+            return None;
+        }
+        match w.iter_mut().find(|x| x.is_none()) {
+            Some(slot) => *slot = Some(waker.clone()),
+            // More acceptors than places: poll again next turn.
+            None => waker.wake_by_ref(),
+        }
+        None
+    }
+
+    /// The client is done with `sock`: close our side (the peer sees end of stream).
+    pub fn close(&mut self, sock: usize) {
+        let s = self.tcp(sock);
+        s.close();
+        self.uses[sock] = if s.state() == tcp::State::Closed { Use::Free } else { Use::Closing };
+    }
+
+    /// After smoltcp ran: move sockets between uses as their connections changed, wake
+    /// acceptors of new connections, and top each listener's backlog up from the free sockets.
+    pub fn maintain(&mut self) {
+        // Listeners with a connection up and waiting to be accepted.
+        let mut ready = [false; LISTENERS];
+        for i in 0..SOCKETS {
+            let st = self.tcp(i).state();
+            self.uses[i] = match self.uses[i] {
+                Use::Listening(_) if st == tcp::State::Closed => Use::Free,
+                Use::Listening(l) if st != tcp::State::Listen => Use::Pending(l),
+                // smoltcp takes a socket reset during the handshake back to Listen.
+                Use::Pending(l) if st == tcp::State::Listen => Use::Listening(l),
+                Use::Pending(_) if matches!(st, tcp::State::Closed | tcp::State::TimeWait) => {
+                    self.tcp(i).abort();
+                    Use::Free
+                }
+                Use::Closing if st == tcp::State::Closed => Use::Free,
+                u => u,
+            };
+            if let Use::Pending(l) = self.uses[i] {
+                ready[l as usize] |= acceptable(st);
+            }
+        }
+        for (l, slot) in self.listeners.iter_mut().enumerate() {
+            let Some(lis) = slot.as_mut() else { continue };
+            if ready[l] {
+                for w in lis.waiters.iter_mut() {
+                    if let Some(w) = w.take() {
+                        w.wake();
+                    }
+                }
+            }
+            let mut listening = self.uses.iter().filter(|&&u| u == Use::Listening(l as u8)).count();
+            let mut i = 0;
+            while listening < lis.backlog && i < SOCKETS {
+                if self.uses[i] == Use::Free {
+                    let s = self.set.get_mut::<tcp::Socket>(self.handles[i]);
+                    // Request/response traffic: no Nagle, no delayed ACKs (the server has no
+                    // timer to send a delayed one by).
+                    s.set_nagle_enabled(false);
+                    s.set_ack_delay(None);
+                    if s.listen(lis.port).is_ok() {
+                        self.uses[i] = Use::Listening(l as u8);
+                        listening += 1;
+                    }
+                }
+                i += 1;
+            }
+        }
+    }
+
+    pub fn in_use(&self) -> usize {
+        self.uses.iter().filter(|&&u| u != Use::Free).count()
+    }
+}

@@ -1,0 +1,248 @@
+//! The network system's root task (README.md): loads the processes of `app.toml`, finds the
+//! virtio-net device among the virtio-mmio pages of the boot info, and wires everything the
+//! manifest cannot say before it lets them run:
+//! - the net server's NIC: its register page, a DMA pool of physically contiguous frames (base
+//!   address from Page_GetAddress), its IRQ routed to the net server's U-notification
+//!   (IRQSetUIntr) and the IRQHandler cap for the Ack;
+//! - the socket channel (rings) and the data area (payloads), mapped into both processes;
+//! - U-notifications each way (receiver slots, sender entries);
+//! - a read-only configuration page for each (`netproto::NetConfig`, `TcpConfig`).
+//!
+//! Build-time settings (environment of the build): NET_PORT (default 5555), NET_REQUEST
+//! (request bytes, default 64), NET_WORK (rounds of work per request, default 0), NET_SPIN
+//! (cycles each server polls its rings before sleeping, default 0).
+#![cfg_attr(target_arch = "riscv64", no_std, no_main)]
+
+#[cfg(not(target_arch = "riscv64"))]
+fn main() {}
+
+#[cfg(target_arch = "riscv64")]
+mod rt {
+    use abi::bootinfo::process::FIRST_GIVEN;
+    use abi::{init_cap as ic, object, uintr as au};
+    use netproto::*;
+    use userlib::chan::{chan_bytes, ChanMem};
+    use userlib::invoke::rights;
+    use userlib::process::system::{Member, RootAlloc, System};
+    use userlib::process::Shared;
+    use userlib::uintr::IrqRoute;
+    use userlib::{bootinfo, cnode, irq, println, syscall, tcb, uintr, untyped, vspace};
+
+    userlib::entry!(main);
+
+    const PAGE: usize = 4096;
+    const DEPTH: usize = 64;
+    const CHAN_PAGES: usize = chan_bytes(CHAN_CAPACITY).div_ceil(PAGE);
+    const DATA_PAGES: usize = DATA_BYTES / PAGE;
+    /// The DMA pool: the NIC's two queues and 2 x 64 packet buffers of 2 KiB, with room.
+    const DMA_BITS: usize = 19;
+    const DMA_PAGES: usize = 1 << (DMA_BITS - 12);
+    /// Given caps (app.toml order): the process's U-notification first.
+    const WAKE: usize = 0;
+    /// Where the net server finds its IRQHandler cap: the first slot after its given caps.
+    const NET_IRQ_SLOT: usize = FIRST_GIVEN + 2;
+    /// Vectors on the net server's U-notification: the TCP server's doorbell, the NIC.
+    const VEC_CLIENT: usize = 1;
+    const VEC_NIC: usize = 2;
+    const VEC_SERVER: usize = 1;
+    /// virtio-mmio: "virt" at offset 0, the device id at 8 (1: network).
+    const VIRTIO_MAGIC: u32 = 0x7472_6976;
+    const VIRTIO_NET: u32 = 1;
+
+    fn setting(v: Option<&str>, default: u64) -> u64 {
+        v.and_then(|s| s.parse().ok()).unwrap_or(default)
+    }
+
+    fn fail(what: &str, e: impl core::fmt::Debug) -> ! {
+        println!("[net-root] FAILED: {}: {:?}", what, e);
+        syscall::debug_halt(1)
+    }
+
+    /// A sender entry in `tcb`'s table for `ntfn`, raising vector `badge`.
+    fn sender(alloc: &mut RootAlloc, ntfn: usize, badge: usize, tcb: usize) -> usize {
+        let m = alloc.slots(1).unwrap_or_else(|e| fail("slot", e)).start;
+        cnode::mint(ic::CNODE, m, DEPTH, ic::CNODE, ntfn, DEPTH, rights::ALL, badge).unwrap_or_else(|e| fail("mint notification", e));
+        uintr::register_sender(m, tcb).unwrap_or_else(|e| fail("NotificationRegisterSender", e))
+    }
+
+    /// Make `m`'s thread the receiver of the U-notification it is given first.
+    fn receiver(sys: &System, m: &Member) -> usize {
+        let t = m.process.tcb;
+        let n = sys.object_of(m, WAKE).unwrap_or_else(|| fail("no notification given", m.name));
+        uintr::grant(ic::UINTR_CONTROL, t, au::GRANT_RECEIVE | au::GRANT_SEND).unwrap_or_else(|e| fail("UintrControl_Grant", e));
+        tcb::bind_notification(t, n).unwrap_or_else(|e| fail("TCB_BindNotification", e));
+        uintr::register_receiver(n).unwrap_or_else(|e| fail("NotificationRegisterReceiver", e));
+        n
+    }
+
+    /// The virtio-net device: (frame cap of its page, physical page, IRQ). Each virtio-mmio
+    /// page of the boot info is mapped here and asked for its device id.
+    fn find_nic(bi: &abi::bootinfo::BootInfo, alloc: &mut RootAlloc) -> Option<(usize, usize, usize)> {
+        for (ut, d) in bootinfo::untypeds(bi) {
+            if d.is_device == 0 || d.irq == 0 || d.paddr == bi.console_uart.paddr & !(PAGE - 1) {
+                continue;
+            }
+            let f = alloc.slots(1).ok()?.start;
+            if untyped::retype(ut, object::PAGE_4K, 0, ic::CNODE, 0, 0, f, 1).is_err() {
+                continue;
+            }
+            let va = alloc.region();
+            alloc.map(f, va, true).ok()?;
+            // SAFETY: the device page just mapped; magic and id are 32-bit registers.
+            let (magic, id) = unsafe { ((va as *const u32).read_volatile(), ((va + 8) as *const u32).read_volatile()) };
+            let _ = vspace::page_unmap(f);
+            if magic == VIRTIO_MAGIC && id == VIRTIO_NET {
+                return Some((f, d.paddr, d.irq as usize));
+            }
+        }
+        None
+    }
+
+    /// `pages` frames retyped in one go from a fresh Untyped of 2^bits bytes, so physically
+    /// contiguous: (first cap, the others follow slot by slot; physical base).
+    fn contiguous(alloc: &mut RootAlloc, bits: usize, pages: usize) -> (usize, usize) {
+        let ut = alloc.object(object::UNTYPED, bits).unwrap_or_else(|e| fail("DMA untyped", e));
+        let first = alloc.slots(pages).unwrap_or_else(|e| fail("DMA slots", e)).start;
+        untyped::retype(ut, object::PAGE_4K, 0, ic::CNODE, 0, 0, first, pages).unwrap_or_else(|e| fail("DMA frames", e));
+        let pa = vspace::page_get_address(first).unwrap_or_else(|e| fail("Page_GetAddress", e));
+        let last = vspace::page_get_address(first + pages - 1).unwrap_or_else(|e| fail("Page_GetAddress", e));
+        if last != pa + (pages - 1) * PAGE {
+            fail("DMA frames not contiguous", (pa, last));
+        }
+        (first, pa)
+    }
+
+    /// `pages` shared frames: mapped here at a fresh address, and as `va` in a process.
+    fn shared(alloc: &mut RootAlloc, pages: usize, va: usize, out: &mut [Shared]) -> usize {
+        let (here, first) = alloc.shared_pages(pages).unwrap_or_else(|e| fail("shared frames", e));
+        for (i, s) in out.iter_mut().enumerate().take(pages) {
+            *s = Shared { frame: first + i, va: va + i * PAGE, write: true };
+        }
+        here
+    }
+
+    extern "C" fn main(bootinfo: usize) -> ! {
+        userlib::ipc::set_ipc_buffer(abi::layout::ROOT_IPC_BUFFER);
+        // SAFETY: the kernel passes the boot-info page, mapped for good.
+        let bi = unsafe { userlib::bootinfo::from_addr(bootinfo) };
+        let port = setting(option_env!("NET_PORT"), 5555);
+        let request = setting(option_env!("NET_REQUEST"), 64);
+        let work = setting(option_env!("NET_WORK"), 0);
+        let spin = setting(option_env!("NET_SPIN"), 0);
+        if !(1..=65535).contains(&port) || !(1..=BUF_BYTES as u64).contains(&request) {
+            fail("NET_PORT or NET_REQUEST out of range", (port, request));
+        }
+        let mut alloc = RootAlloc::new(bi);
+        let Some((mmio, mmio_pa, nic_irq)) = find_nic(bi, &mut alloc) else {
+            fail("no virtio-net device (QEMU: -device virtio-net-device,netdev=...)", ())
+        };
+
+        // Everything shared, laid out before the processes are loaded.
+        const NET_SHARED: usize = 1 + 1 + DMA_PAGES + CHAN_PAGES + DATA_PAGES;
+        const TCP_SHARED: usize = 1 + CHAN_PAGES + DATA_PAGES;
+        let mut net = [Shared { frame: 0, va: 0, write: false }; NET_SHARED];
+        let mut tcp = [Shared { frame: 0, va: 0, write: false }; TCP_SHARED];
+        let (net_cfg_va, net_cfg) = alloc.shared_pages(1).unwrap_or_else(|e| fail("config page", e));
+        let (tcp_cfg_va, tcp_cfg) = alloc.shared_pages(1).unwrap_or_else(|e| fail("config page", e));
+        net[0] = Shared { frame: net_cfg, va: CONFIG_VADDR, write: false };
+        tcp[0] = Shared { frame: tcp_cfg, va: CONFIG_VADDR, write: false };
+        net[1] = Shared { frame: mmio, va: MMIO_VADDR, write: true };
+        let (dma, dma_pa) = contiguous(&mut alloc, DMA_BITS, DMA_PAGES);
+        for i in 0..DMA_PAGES {
+            net[2 + i] = Shared { frame: dma + i, va: DMA_VADDR + i * PAGE, write: true };
+        }
+        let at = 2 + DMA_PAGES;
+        let chan_here = shared(&mut alloc, CHAN_PAGES, CHAN_VADDR, &mut net[at..]);
+        tcp[1..1 + CHAN_PAGES].copy_from_slice(&net[at..at + CHAN_PAGES]);
+        shared(&mut alloc, DATA_PAGES, DATA_VADDR, &mut net[at + CHAN_PAGES..]);
+        tcp[1 + CHAN_PAGES..].copy_from_slice(&net[at + CHAN_PAGES..]);
+        // SAFETY: CHAN_PAGES fresh frames mapped here, for good.
+        let mem = unsafe { ChanMem::new(chan_here as *mut u8, CHAN_CAPACITY) }.unwrap_or_else(|e| fail("channel", e));
+        mem.init().unwrap_or_else(|e| fail("channel init", e));
+
+        let sys = System::load(bi, &mut alloc, |name| match name {
+            "net-server" => &net[..],
+            "tcp-server" => &tcp[..],
+            _ => &[],
+        })
+        .unwrap_or_else(|(name, e)| fail(name, e));
+        let netp = *sys.member("net-server").unwrap_or_else(|| fail("no process", "net-server"));
+        let tcpp = *sys.member("tcp-server").unwrap_or_else(|| fail("no process", "tcp-server"));
+
+        let net_n = receiver(&sys, &netp);
+        let tcp_n = receiver(&sys, &tcpp);
+        let to_client = sender(&mut alloc, tcp_n, VEC_SERVER, netp.process.tcb);
+        let to_server = sender(&mut alloc, net_n, VEC_CLIENT, tcpp.process.tcb);
+
+        // The NIC's interrupt, as vector VEC_NIC on the net server's U-notification.
+        let handler = alloc.slots(1).unwrap_or_else(|e| fail("slot", e)).start;
+        irq::control_get(ic::IRQ_CONTROL, nic_irq, ic::CNODE, handler, DEPTH).unwrap_or_else(|e| fail("IRQControl_Get", e));
+        let badged = alloc.slots(1).unwrap_or_else(|e| fail("slot", e)).start;
+        cnode::mint(ic::CNODE, badged, DEPTH, ic::CNODE, net_n, DEPTH, rights::ALL, VEC_NIC).unwrap_or_else(|e| fail("mint", e));
+        let route = uintr::irq_set_uintr(handler, badged).unwrap_or_else(|e| fail("IRQSetUIntr", e));
+        let bits = netp.record.cnode_bits as usize;
+        cnode::copy(netp.process.cnode, NET_IRQ_SLOT, bits, ic::CNODE, handler, DEPTH, rights::ALL).unwrap_or_else(|e| fail("give the IRQHandler", e));
+
+        let cfg = NetConfig {
+            magic: NET_MAGIC,
+            timebase_hz: bi.timebase_hz as u64,
+            ip: [10, 0, 2, 15],
+            prefix: 24,
+            gateway: [10, 0, 2, 2],
+            mmio_paddr: mmio_pa as u64,
+            dma_paddr: dma_pa as u64,
+            dma_bytes: (DMA_PAGES * PAGE) as u64,
+            ntfn_slot: (FIRST_GIVEN + WAKE) as u64,
+            irq_slot: NET_IRQ_SLOT as u64,
+            irq_vector: VEC_NIC as u64,
+            to_client: to_client as u64,
+            spin_cycles: spin,
+        };
+        let tcfg = TcpConfig {
+            magic: TCP_MAGIC,
+            port,
+            request_bytes: request,
+            work,
+            ntfn_slot: (FIRST_GIVEN + WAKE) as u64,
+            to_server: to_server as u64,
+            spin_cycles: spin,
+            hart: tcpp.hart as u64,
+        };
+        // SAFETY: the two configuration frames, mapped writable here; the processes map them
+        // read-only and do not run yet.
+        unsafe {
+            (net_cfg_va as *mut NetConfig).write_volatile(cfg);
+            (tcp_cfg_va as *mut TcpConfig).write_volatile(tcfg);
+        }
+        let faults = sys.object_of(&netp, 1).unwrap_or_else(|| fail("no fault endpoint", "net-server"));
+        sys.resume_all().unwrap_or_else(|(name, e)| fail(name, e));
+        println!(
+            "[net-root] net-server on hart {} (virtio-net at {:#x}, IRQ {} {}), tcp-server on hart {}; port {}, {} B requests, work {}",
+            netp.hart,
+            mmio_pa,
+            nic_irq,
+            if route == IrqRoute::Forwarded { "forwarded as a user interrupt" } else { "direct to the user context" },
+            tcpp.hart,
+            port,
+            request,
+            work
+        );
+
+        // Report any fault of the two; the system keeps running until it is stopped.
+        loop {
+            let (badge, info, mrs) = syscall::recv(faults);
+            let who = match badge {
+                1 => "net-server",
+                2 => "tcp-server",
+                _ => "?",
+            };
+            println!("[net-root] {} faulted: fault {} ({:#x} {:#x} {:#x})", who, info.label, mrs[0], mrs[1], mrs[2]);
+        }
+    }
+
+    #[panic_handler]
+    fn panic(info: &core::panic::PanicInfo) -> ! {
+        println!("[net-root] panic: {}", info);
+        syscall::debug_halt(1)
+    }
+}

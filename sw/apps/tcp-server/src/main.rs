@@ -1,0 +1,176 @@
+//! The TCP server (README.md), async variant: a coroutine per connection on one thread, each
+//! reading fixed-size requests and answering them through the network stack server's sockets
+//! over an async IPC channel. Payloads stay in the shared data area: a request is received
+//! into the socket's receive buffer there, the response is built in its send buffer.
+#![cfg_attr(target_arch = "riscv64", no_std, no_main)]
+
+#[cfg(not(target_arch = "riscv64"))]
+fn main() {}
+
+#[cfg(target_arch = "riscv64")]
+mod rt {
+    use abi::bootinfo::process::ProcessInfo;
+    use core::sync::atomic::{AtomicUsize, Ordering};
+    use netproto::{error, label, respond, rx_offset, tx_offset, TcpConfig, BUF_BYTES, CHAN_CAPACITY, CHAN_VADDR, CONFIG_VADDR, DATA_VADDR, OK, SOCKETS, TCP_MAGIC};
+    use userlib::chan::{ChanMem, Client, Msg, ThreadPark};
+    use userlib::task::{Executor, Handle};
+    use userlib::{println, syscall};
+
+    userlib::entry!(main);
+
+    const TASKS: usize = SOCKETS + 8;
+    type Rt = Handle<TASKS, 512>;
+    static EXEC: Executor<TASKS, 512> = Executor::new();
+    static PARK: ThreadPark = ThreadPark::new();
+    /// A call outstanding per connection task and the acceptor's.
+    static NET: Client<TASKS> = Client::new();
+
+    static REQUEST: AtomicUsize = AtomicUsize::new(64);
+    static WORK: AtomicUsize = AtomicUsize::new(0);
+    /// Connections accepted and ended, requests answered.
+    static ACCEPTED: AtomicUsize = AtomicUsize::new(0);
+    static ENDED: AtomicUsize = AtomicUsize::new(0);
+    static ANSWERED: AtomicUsize = AtomicUsize::new(0);
+
+    fn config() -> Option<&'static TcpConfig> {
+        // SAFETY: the root task maps the configuration page read-only here before we run.
+        let c = unsafe { &*(CONFIG_VADDR as *const TcpConfig) };
+        let ok = c.magic == TCP_MAGIC && (1..=65535).contains(&c.port) && (1..=BUF_BYTES as u64).contains(&c.request_bytes);
+        ok.then_some(c)
+    }
+
+    fn fail(what: &str) -> ! {
+        println!("[tcp-server] {what}: stopped");
+        loop {
+            syscall::yield_now();
+        }
+    }
+
+    /// A request to the net server; `None` when the channel or the request failed.
+    async fn call(l: u32, words: &[u64]) -> Option<Msg> {
+        let m = Msg::new(l, words)?;
+        match NET.call(m).await {
+            Ok(r) if r.label == OK => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The configured work: `rounds` passes of FNV-1a over the request.
+    fn work(req: &[u8], rounds: usize) -> u64 {
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        for _ in 0..rounds {
+            for &b in req {
+                h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+            }
+        }
+        h
+    }
+
+    /// One connection: request in, response out, until the peer closes or the socket fails.
+    async fn connection(sock: usize) {
+        let size = REQUEST.load(Ordering::Relaxed);
+        let rx = DATA_VADDR + rx_offset(sock);
+        let tx = DATA_VADDR + tx_offset(sock);
+        'conn: loop {
+            let mut have = 0;
+            while have < size {
+                match call(label::RECV, &[sock as u64, have as u64, (size - have) as u64]).await {
+                    Some(r) if r.word(0) > 0 && r.word(0) as usize <= size - have => have += r.word(0) as usize,
+                    // End of stream (a request cut short is dropped with it), reset, or a
+                    // length we did not ask for.
+                    _ => break 'conn,
+                }
+            }
+            // SAFETY: the socket's two buffers in the data area, mapped read-write; the net
+            // server does not touch them between our calls for this socket.
+            let (req, resp) = unsafe {
+                (core::slice::from_raw_parts(rx as *const u8, size), core::slice::from_raw_parts_mut(tx as *mut u8, size))
+            };
+            core::hint::black_box(work(req, WORK.load(Ordering::Relaxed)));
+            respond(req, resp);
+            let mut sent = 0;
+            while sent < size {
+                match call(label::SEND, &[sock as u64, sent as u64, (size - sent) as u64]).await {
+                    Some(r) if r.word(0) > 0 && r.word(0) as usize <= size - sent => sent += r.word(0) as usize,
+                    _ => break 'conn,
+                }
+            }
+            ANSWERED.fetch_add(1, Ordering::Relaxed);
+        }
+        let _ = call(label::CLOSE, &[sock as u64]).await;
+        ENDED.fetch_add(1, Ordering::Relaxed);
+    }
+
+    async fn acceptor(rt: Rt, port: u16) {
+        let Some(l) = call(label::LISTEN, &[port as u64, 8]).await else {
+            println!("[tcp-server] cannot listen on port {port}");
+            return;
+        };
+        let l = l.word(0);
+        println!(
+            "[tcp-server] async, {} B requests, work {}: listening on 10.0.2.15:{port}",
+            REQUEST.load(Ordering::Relaxed),
+            WORK.load(Ordering::Relaxed)
+        );
+        loop {
+            let r = match NET.call(Msg::new(label::ACCEPT, &[l]).unwrap_or_default()).await {
+                Ok(r) => r,
+                Err(e) => {
+                    println!("[tcp-server] channel to the net server: {e}");
+                    return;
+                }
+            };
+            if r.label != OK {
+                if r.label == error::BAD_SOCKET {
+                    return;
+                }
+                continue;
+            }
+            let sock = r.word(0) as usize;
+            if sock >= SOCKETS {
+                continue;
+            }
+            ACCEPTED.fetch_add(1, Ordering::Relaxed);
+            if rt.spawn(10, connection(sock)).map(|h| h.detach()).is_err() {
+                let _ = call(label::CLOSE, &[sock as u64]).await;
+            }
+        }
+    }
+
+    extern "C" fn main(info: usize) -> ! {
+        // SAFETY: the loader maps the ProcessInfo page read-only here and passes it in a0.
+        let info = unsafe { &*(info as *const ProcessInfo) };
+        userlib::ipc::set_ipc_buffer(info.ipc_buffer);
+        let Some(cfg) = config() else { fail("no valid configuration page") };
+        REQUEST.store(cfg.request_bytes as usize, Ordering::Relaxed);
+        WORK.store(cfg.work as usize, Ordering::Relaxed);
+        PARK.setup(cfg.ntfn_slot as usize, cfg.spin_cycles as usize);
+        let Some(rt) = EXEC.claim(&PARK) else { fail("executor claimed twice") };
+        // SAFETY: the root task maps the channel (initialised by it) here, in both processes.
+        let mem = match unsafe { ChanMem::new(CHAN_VADDR as *mut u8, CHAN_CAPACITY) } {
+            Ok(m) => m,
+            Err(_) => fail("bad channel"),
+        };
+        if NET.attach(mem, cfg.to_server as usize, &PARK).is_err() {
+            fail("channel attach");
+        }
+        rt.block_on(acceptor(rt, cfg.port as u16));
+        println!(
+            "[tcp-server] stopped: {} connections accepted, {} ended, {} requests answered",
+            ACCEPTED.load(Ordering::Relaxed),
+            ENDED.load(Ordering::Relaxed),
+            ANSWERED.load(Ordering::Relaxed)
+        );
+        loop {
+            rt.block_on(core::future::pending::<()>())
+        }
+    }
+
+    #[panic_handler]
+    fn panic(p: &core::panic::PanicInfo) -> ! {
+        println!("[tcp-server] panic: {}", p);
+        loop {
+            syscall::yield_now();
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! What the network processes agree on: the socket protocol the network stack server
+//! (`sw/apps/net-server`) serves over an async IPC channel (`userlib::chan`), the shared data
+//! area its payloads travel through, and the configuration pages the root task writes for each
+//! process before it runs.
+//!
+//! Payload bytes never go through a ring item or the kernel: each socket has a receive and a
+//! send buffer of [`BUF_BYTES`] in the data area, a region of frames mapped into both
+//! processes. A RECV reply says how many bytes the server put in the socket's receive buffer; a
+//! SEND request says how many bytes of the socket's send buffer to take. The server checks
+//! every socket number, length and owner it is sent; it only ever reads the area as bytes.
+#![cfg_attr(not(test), no_std)]
+
+/// Sockets the server has (connections plus the listening ones); also the number of buffer
+/// pairs in the data area.
+pub const SOCKETS: usize = 136;
+/// Each socket's receive and send buffer in the data area.
+pub const BUF_BYTES: usize = 1024;
+/// Bytes of the data area.
+pub const DATA_BYTES: usize = SOCKETS * 2 * BUF_BYTES;
+/// Listening sockets of one port at most (connections waiting to be accepted).
+pub const MAX_BACKLOG: usize = 16;
+
+/// Requests (client -> server); the reply's label is [`OK`] or an error code.
+pub mod label {
+    /// [port, backlog] -> [listener]: listen on `port` with `backlog` sockets (1..=MAX_BACKLOG)
+    /// waiting for connections.
+    pub const LISTEN: u32 = 1;
+    /// [listener] -> [socket, remote IPv4 (big-endian in the low 32 bits), remote port]: the
+    /// next established connection (waits for one).
+    pub const ACCEPT: u32 = 2;
+    /// [socket, offset, max] -> [n]: waits until the socket has data, puts 1..=max bytes at
+    /// `offset` of its receive buffer (offset + max <= BUF_BYTES); n = 0 means the peer closed
+    /// its side (end of stream).
+    pub const RECV: u32 = 3;
+    /// [socket, offset, n] -> [taken]: takes 1..=n bytes from `offset` of the socket's send
+    /// buffer (offset + n <= BUF_BYTES), waiting for room in the connection's window.
+    pub const SEND: u32 = 4;
+    /// [socket] -> []: close our side (the peer sees end of stream); the socket is freed once
+    /// the connection is over.
+    pub const CLOSE: u32 = 5;
+    /// [] -> [connections accepted, frames received, frames dropped as malformed, frames sent,
+    /// sockets in use]: counters for tests and benchmarks.
+    pub const STATS: u32 = 6;
+}
+
+/// Reply labels.
+pub const OK: u32 = 0;
+pub mod error {
+    /// Not a socket (or listener) of this client, or not in a state for the request.
+    pub const BAD_SOCKET: u32 = 1;
+    /// A length, port or backlog out of range.
+    pub const BAD_ARGUMENT: u32 = 2;
+    /// No free socket (LISTEN), or the port is already listened on.
+    pub const NO_SOCKET: u32 = 3;
+    /// The connection was reset or ended before the request could be done.
+    pub const RESET: u32 = 4;
+    /// Unknown request label.
+    pub const BAD_LABEL: u32 = 5;
+}
+
+/// Offset of socket `sock`'s receive buffer in the data area.
+pub const fn rx_offset(sock: usize) -> usize {
+    sock * 2 * BUF_BYTES
+}
+
+/// Offset of socket `sock`'s send buffer in the data area.
+pub const fn tx_offset(sock: usize) -> usize {
+    sock * 2 * BUF_BYTES + BUF_BYTES
+}
+
+/// A page of words the root task fills in and maps read-only at [`CONFIG_VADDR`] of a process
+/// before it lets it run. Every field is checked by its reader.
+pub const CONFIG_VADDR: usize = 0x20_0000_0000;
+/// Where the root task maps the channel and the data area in both processes, and the
+/// net server's DMA pool and device page.
+pub const CHAN_VADDR: usize = 0x20_0020_0000;
+pub const DATA_VADDR: usize = 0x20_0040_0000;
+pub const DMA_VADDR: usize = 0x20_0100_0000;
+pub const MMIO_VADDR: usize = 0x20_0200_0000;
+
+/// `NetConfig::magic`: "NETCONF1".
+pub const NET_MAGIC: u64 = 0x3146_4e4f_4354_454e;
+/// `TcpConfig::magic`: "TCPCONF1".
+pub const TCP_MAGIC: u64 = 0x3146_4e4f_4350_4354;
+
+/// Ring capacity of the socket channel: room for a call per connection task and the acceptor.
+pub const CHAN_CAPACITY: usize = 256;
+
+/// What the root task tells the network stack server.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NetConfig {
+    pub magic: u64,
+    /// Timer ticks per second (`rdtime`).
+    pub timebase_hz: u64,
+    /// IPv4 address, prefix length and default gateway (QEMU user networking: 10.0.2.15/24 via
+    /// 10.0.2.2).
+    pub ip: [u8; 4],
+    pub prefix: u64,
+    pub gateway: [u8; 4],
+    /// The virtio-mmio device page (physical, and mapped at MMIO_VADDR).
+    pub mmio_paddr: u64,
+    /// DMA pool: `dma_bytes` of physically contiguous frames, mapped at DMA_VADDR.
+    pub dma_paddr: u64,
+    pub dma_bytes: u64,
+    /// Slots of this process's CNode: its U-notification (bound to it, a receiver) and the
+    /// NIC's IRQHandler, routed to that notification with vector `irq_vector`.
+    pub ntfn_slot: u64,
+    pub irq_slot: u64,
+    pub irq_vector: u64,
+    /// Our sender-table entry for the client's U-notification.
+    pub to_client: u64,
+    /// Cycles to poll the rings before sleeping (0: the peer shares our hart).
+    pub spin_cycles: u64,
+}
+
+/// What the root task tells a TCP server.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TcpConfig {
+    pub magic: u64,
+    pub port: u64,
+    /// Fixed request (and response) size, 1..=BUF_BYTES.
+    pub request_bytes: u64,
+    /// Rounds of work per request (a checksum over the request, repeated).
+    pub work: u64,
+    /// Its U-notification (bound, a receiver) and its sender entry for the net server's.
+    pub ntfn_slot: u64,
+    pub to_server: u64,
+    pub spin_cycles: u64,
+    /// The TCP server's hart index, for its banner.
+    pub hart: u64,
+}
+
+/// The response to a request: every byte plus one (wrapping), so a client can check each reply
+/// belongs to its request.
+pub fn respond(req: &[u8], out: &mut [u8]) {
+    for (o, b) in out.iter_mut().zip(req) {
+        *o = b.wrapping_add(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_tile_the_area() {
+        assert_eq!(rx_offset(0), 0);
+        assert_eq!(tx_offset(0), BUF_BYTES);
+        assert_eq!(rx_offset(1), 2 * BUF_BYTES);
+        assert_eq!(tx_offset(SOCKETS - 1) + BUF_BYTES, DATA_BYTES);
+        assert!(DATA_VADDR + DATA_BYTES <= DMA_VADDR);
+    }
+
+    #[test]
+    fn response_is_request_plus_one() {
+        let mut out = [0u8; 3];
+        respond(&[0, 7, 255], &mut out);
+        assert_eq!(out, [1, 8, 0]);
+    }
+}
