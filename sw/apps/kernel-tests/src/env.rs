@@ -333,6 +333,32 @@ impl Env {
         Ok(va)
     }
 
+    /// A second VSpace running this image: copies of the image frames' caps mapped at the same
+    /// addresses (its data is shared memory with ours). Threads in it need their own stack and
+    /// IPC buffer (`spawn_cfg` with `vspace` makes them there).
+    pub fn image_vspace(&mut self) -> Result<usize, Fail> {
+        extern "C" {
+            static __image_start: u8;
+            static __image_end: u8;
+        }
+        // SAFETY: linker symbols; only their addresses are used.
+        let (start, end) = unsafe { (&__image_start as *const u8 as usize, &__image_end as *const u8 as usize) };
+        let frames = userlib::bootinfo::slots(self.bi.user_image_frames);
+        // The image's pages come first, in address order (our kernel lists the root stack's
+        // frames after them).
+        let pages = (end - start) / PAGE;
+        if frames.len() < pages {
+            return Err(fail(format_args!("{} image frames for {} image pages", frames.len(), pages)));
+        }
+        let vs = self.alloc_cap(object::PAGE_TABLE)?;
+        ok_env(vspace::asid_pool_assign(init_cap::ASID_POOL, vs), "ASIDPool_Assign")?;
+        for (i, f) in frames.take(pages).enumerate() {
+            let c = self.copy(f)?;
+            self.map_frame(c, vs, start + i * PAGE, rights::READ_WRITE)?;
+        }
+        Ok(vs)
+    }
+
     /// A TCB with a stack and IPC buffer, registers set to run the code at `pc` with a0 = `arg`.
     pub fn spawn_cfg(&mut self, pc: usize, arg: usize, cfg: ThreadCfg) -> Result<Thread, Fail> {
         let t = self.alloc_cap(object::TCB)?;

@@ -14,7 +14,7 @@ use core::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use userlib::chan::{self, chan_bytes, ChanError, ChanMem, Client, Msg, Server, Side, ThreadPark};
 use userlib::invoke::rights;
 use userlib::task::{yield_now, Executor, Handle, JoinHandle};
-use userlib::{print, syscall, tcb, uintr, vspace};
+use userlib::{print, syscall, tcb, uintr};
 
 /// Ring capacity of every channel here (two 4 KiB frames per channel) and the clients' table.
 const CAP: usize = 32;
@@ -558,21 +558,9 @@ pub fn other_space_wake_after_sleep(env: &mut Env) -> TResult {
     with_undo(env, other_space_inner)
 }
 
-extern "C" {
-    static __image_start: u8;
-    static __image_end: u8;
-}
-
 fn other_space_inner(env: &mut Env, u: &mut Undo) -> TResult {
     // A new VSpace with the image mapped again (as vm_new_address_space does).
-    // SAFETY: linker symbols; only their addresses are used.
-    let (start, end) = unsafe { (&__image_start as *const u8 as usize, &__image_end as *const u8 as usize) };
-    let vs = env.alloc_cap(o::PAGE_TABLE)?;
-    ok!(vspace::asid_pool_assign(abi::init_cap::ASID_POOL, vs));
-    for (i, fr) in userlib::bootinfo::slots(env.bi.user_image_frames).take((end - start) / PAGE).enumerate() {
-        let c = env.copy(fr)?;
-        env.map_frame(c, vs, start + i * PAGE, rights::READ_WRITE)?;
-    }
+    let vs = env.image_vspace()?;
     let f = frames(env)?;
     // The server sees the channel elsewhere: nothing in it may depend on addresses.
     let there = env.va(PAGES + 3) + 2 * PAGE;

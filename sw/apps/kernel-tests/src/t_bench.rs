@@ -1,9 +1,9 @@
 //! The IPC fastpath and round-trip cost.
-use crate::env::{rdcycle, Env, TResult, ThreadCfg, BENCH, PAGE};
+use crate::env::{rdcycle, Env, TResult, ThreadCfg, BENCH};
 use abi::{object as o, stat, MessageInfo};
 use core::sync::atomic::Ordering;
 use userlib::invoke::rights;
-use userlib::{syscall, vspace};
+use userlib::syscall;
 
 const ROUNDS: usize = 1000;
 /// Where `round_trip_other_space` leaves its figures in `BENCH`.
@@ -57,22 +57,10 @@ pub fn round_trip(env: &mut Env) -> TResult {
     Ok(())
 }
 
-extern "C" {
-    static __image_start: u8;
-    static __image_end: u8;
-}
-
 /// The same-hart round trip with the server in an address space of its own (the image mapped
 /// again into a fresh VSpace): every IPC switches `satp`, which the one-space figure leaves out.
 pub fn round_trip_other_space(env: &mut Env) -> TResult {
-    // SAFETY: linker symbols; only their addresses are used.
-    let (start, end) = unsafe { (&__image_start as *const u8 as usize, &__image_end as *const u8 as usize) };
-    let vs = env.alloc_cap(o::PAGE_TABLE)?;
-    ok!(vspace::asid_pool_assign(abi::init_cap::ASID_POOL, vs));
-    for (i, fr) in userlib::bootinfo::slots(env.bi.user_image_frames).take((end - start) / PAGE).enumerate() {
-        let c = env.copy(fr)?;
-        env.map_frame(c, vs, start + i * PAGE, rights::READ_WRITE)?;
-    }
+    let vs = env.image_vspace()?;
     let ep = env.alloc_cap(o::ENDPOINT)?;
     let b = env.mint(ep, rights::ALL, 1)?;
     let affinity = Some(env.bi.node_id);

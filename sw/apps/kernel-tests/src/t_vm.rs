@@ -160,11 +160,6 @@ pub fn asid_pool(env: &mut Env) -> TResult {
     Ok(())
 }
 
-extern "C" {
-    static __image_start: u8;
-    static __image_end: u8;
-}
-
 /// In the other address space: answers each call with [the word at shared[1]'s address,
 /// MR0 + 1, its hart], and counts calls in shared[2] (the image's data is shared memory).
 extern "C" fn other_space_server(ep: usize) -> ! {
@@ -180,19 +175,7 @@ extern "C" fn other_space_server(ep: usize) -> ! {
 /// same addresses, its own stack and IPC buffer, and a page that differs from ours at one
 /// address.
 pub fn new_address_space(env: &mut Env) -> TResult {
-    // SAFETY: linker symbols; only their addresses are used.
-    let (start, end) = unsafe { (&__image_start as *const u8 as usize, &__image_end as *const u8 as usize) };
-    let frames = userlib::bootinfo::slots(env.bi.user_image_frames);
-    // The image's pages come first, in address order (our kernel lists the root stack's
-    // frames after them).
-    let pages = (end - start) / PAGE;
-    ensure!(frames.len() >= pages, "{} image frames for {} image pages", frames.len(), pages);
-    let vs = env.alloc_cap(o::PAGE_TABLE)?;
-    ok!(vspace::asid_pool_assign(ic::ASID_POOL, vs));
-    for (i, f) in frames.take(pages).enumerate() {
-        let c = env.copy(f)?;
-        env.map_frame(c, vs, start + i * PAGE, rights::READ_WRITE)?;
-    }
+    let vs = env.image_vspace()?;
     // Address x: frame A in our space, frame B in the new one.
     let x = env.va(1);
     env.new_page_at(VSPACE, x)?;
