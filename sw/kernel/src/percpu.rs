@@ -12,6 +12,8 @@ pub struct PerCpu {
     pub ipis: AtomicU64,
     /// Requests posted by other harts (bits of `arch::ipi::Msg`).
     pub mailbox: AtomicUsize,
+    /// The idle loop is watching `mailbox` instead of sleeping: posting is enough, no IPI.
+    pub polling: AtomicBool,
     /// Resume address for an expected fault (see `mm::probe`); 0 when none is expected.
     pub fault_fixup: AtomicUsize,
     /// How many times this hart has come online (HSM restarts count).
@@ -35,6 +37,7 @@ const INIT: PerCpu = PerCpu {
     ticks: AtomicU64::new(0),
     ipis: AtomicU64::new(0),
     mailbox: AtomicUsize::new(0),
+    polling: AtomicBool::new(false),
     fault_fixup: AtomicUsize::new(0),
     starts: AtomicU64::new(0),
     idle_wakeups: AtomicU64::new(0),

@@ -355,8 +355,12 @@ fn run(t: &mut Tcb) -> ! {
     let (satp, asid) = crate::object::vspace::satp_of(t);
     let gen = TLB_GEN.load(Ordering::Acquire);
     if cpu.active_satp.load(Ordering::Relaxed) != satp || cpu.tlb_seen.load(Ordering::Relaxed) != gen {
+        // Only the user half goes: the kernel's mappings are global (G) and the same in every
+        // VSpace, and `sfence.vma x0, rs2` with rs2 != x0 keeps global entries (Rocket's TLBs
+        // too), so the kernel does not refill its own translations after every switch. rs2
+        // holds 0, the ASID every satp we write carries.
         // SAFETY: every VSpace shares the kernel's upper half.
-        unsafe { core::arch::asm!("csrw satp, {0}", "sfence.vma", in(reg) satp) };
+        unsafe { core::arch::asm!("csrw satp, {0}", "sfence.vma zero, {1}", in(reg) satp, in(reg) 0usize) };
         cpu.active_satp.store(satp, Ordering::Relaxed);
         cpu.tlb_seen.store(gen, Ordering::Relaxed);
     }
@@ -367,8 +371,12 @@ fn run(t: &mut Tcb) -> ! {
     arch::trap::enter_user(&mut t.ctx)
 }
 
-/// A hart with nothing to run: sleep in `wfi` with interrupts masked (wfi still wakes on a
-/// pending one), then take the lock and look again.
+/// How long an idle hart watches its mailbox before it sleeps: long enough to cover a partner's
+/// turn in a cross-hart IPC, short against the tick.
+const IDLE_WATCH_CYCLES: u64 = 20_000;
+
+/// A hart with nothing to run: watch the mailbox a while, then sleep in `wfi` with interrupts
+/// masked (wfi still wakes on a pending one), then take the lock and look again.
 pub fn idle_loop() -> ! {
     arch::cpu::interrupts_off();
     let cpu = percpu::this();
@@ -376,6 +384,9 @@ pub fn idle_loop() -> ! {
     loop {
         lock::acquire();
         crate::interrupt::poll(cpu);
+        if cpu.mailbox.load(Ordering::Relaxed) != 0 {
+            arch::ipi::take_mail(cpu);
+        }
         let next = choose();
         if !next.is_null() {
             // SAFETY: chosen threads are live.
@@ -383,7 +394,9 @@ pub fn idle_loop() -> ! {
         }
         crate::uintr::on_idle();
         lock::release();
-        arch::cpu::wait_for_interrupt();
+        if !arch::ipi::watch_mailbox(cpu, IDLE_WATCH_CYCLES) {
+            arch::cpu::wait_for_interrupt();
+        }
         cpu.idle_wakeups.fetch_add(1, Ordering::Relaxed);
     }
 }

@@ -7,14 +7,17 @@ use platform::image::MAX_HARTS;
 #[allow(clippy::declare_interior_mutable_const)]
 const ZERO: AtomicU64 = AtomicU64::new(0);
 #[allow(clippy::declare_interior_mutable_const)]
-const ROW: [AtomicU64; stat::COUNT] = [ZERO; stat::COUNT];
-static COUNTERS: [[AtomicU64; stat::COUNT]; MAX_HARTS] = [ROW; MAX_HARTS];
+const ROW: Row = Row([ZERO; stat::COUNT]);
+/// One hart's counters on cache lines of their own: no line bounces between harts.
+#[repr(align(64))]
+struct Row([AtomicU64; stat::COUNT]);
+static COUNTERS: [Row; MAX_HARTS] = [ROW; MAX_HARTS];
 /// Bytes of retyped objects alive (under the kernel lock, but kept atomic for simplicity).
 static OBJECT_BYTES: AtomicI64 = AtomicI64::new(0);
 
 pub fn count(which: usize) {
     let hart = crate::percpu::this().hart;
-    COUNTERS[hart][which].fetch_add(1, Ordering::Relaxed);
+    COUNTERS[hart].0[which].fetch_add(1, Ordering::Relaxed);
 }
 
 pub fn object_bytes_made(n: u64) {
@@ -32,7 +35,7 @@ pub fn read(which: usize) -> Option<u64> {
         stat::LOCK_HOLD_MAX => Some(crate::lock::max_hold(false)),
         w if w == stat::LOCK_HOLD_MAX | stat::RESET => Some(crate::lock::max_hold(true)),
         stat::UINTR_SLOTS_USED | stat::UINTR_ENTRIES_USED | stat::UINTR_TABLES_USED => crate::uintr::stat(which),
-        w if w < stat::COUNT => Some(COUNTERS.iter().map(|r| r[w].load(Ordering::Relaxed)).sum()),
+        w if w < stat::COUNT => Some(COUNTERS.iter().map(|r| r.0[w].load(Ordering::Relaxed)).sum()),
         _ => None,
     }
 }

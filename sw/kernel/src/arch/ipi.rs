@@ -17,9 +17,32 @@ pub enum Msg {
 }
 
 pub fn send(hart: usize, msg: Msg) {
-    percpu::of(hart).mailbox.fetch_or(msg as usize, Ordering::AcqRel);
+    let cpu = percpu::of(hart);
+    // SeqCst on both sides (here and in `watch_mailbox`): either this load sees the hart still
+    // polling, and then its last look at the mailbox comes after our post, or we send the IPI.
+    cpu.mailbox.fetch_or(msg as usize, Ordering::SeqCst);
+    if cpu.polling.load(Ordering::SeqCst) {
+        return;
+    }
     let r = sbi_defs::call::send_ipi(HartMask { mask: 1, base: hart });
     assert!(r.is_ok(), "SBI send_ipi to hart {hart} failed: {}", r.error);
+}
+
+/// The idle loop, before it sleeps: watch the mailbox for up to `cycles` (leaving early if an
+/// interrupt is pending). A request posted meanwhile costs its sender no SBI call and this
+/// hart no M-mode interrupt and no wake-up from `wfi`, which is most of a cross-hart IPC when
+/// the partner answers quickly. True if there is mail.
+pub fn watch_mailbox(cpu: &PerCpu, cycles: u64) -> bool {
+    cpu.polling.store(true, Ordering::SeqCst);
+    let t0 = super::cpu::cycles();
+    while cpu.mailbox.load(Ordering::Relaxed) == 0
+        && csrr!("sip") & csrr!("sie") == 0
+        && super::cpu::cycles().wrapping_sub(t0) < cycles
+    {
+        core::hint::spin_loop();
+    }
+    cpu.polling.store(false, Ordering::SeqCst);
+    cpu.mailbox.load(Ordering::SeqCst) != 0
 }
 
 pub fn enable() {
@@ -29,6 +52,12 @@ pub fn enable() {
 pub fn on_interrupt(cpu: &PerCpu) {
     csrc!("sip", SIE_SSIE);
     cpu.ipis.fetch_add(1, Ordering::Relaxed);
+    take_mail(cpu);
+}
+
+/// Act on what other harts posted (after an IPI, or found by `watch_mailbox`). A Kick needs
+/// nothing more: the caller is on its way to the scheduler.
+pub fn take_mail(cpu: &PerCpu) {
     let msgs = cpu.mailbox.swap(0, Ordering::AcqRel);
     if msgs & Msg::Stop as usize != 0 {
         crate::smp::stop_this_hart(cpu);
