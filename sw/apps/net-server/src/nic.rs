@@ -39,6 +39,8 @@ struct Inner {
     tx_of_token: [u8; QUEUE],
     tx_free: [u8; QUEUE],
     tx_free_n: usize,
+    /// smoltcp asked for a transmit buffer and found none: finished transmits are work.
+    tx_starved: bool,
 }
 
 /// Counters the STATS request reports.
@@ -91,7 +93,7 @@ impl Nic {
         for (i, f) in tx_free.iter_mut().enumerate() {
             *f = i as u8;
         }
-        let inner = Inner { raw, rx_va: rx as usize, tx_va: tx as usize, rx_of_token, tx_of_token: [0; QUEUE], tx_free, tx_free_n: QUEUE };
+        let inner = Inner { raw, rx_va: rx as usize, tx_va: tx as usize, rx_of_token, tx_of_token: [0; QUEUE], tx_free, tx_free_n: QUEUE, tx_starved: false };
         Ok(Nic { inner: Local::new(inner), stats: Local::new(NicStats::default()), mac })
     }
 
@@ -99,11 +101,11 @@ impl Nic {
         self.mac
     }
 
-    /// Has the device received a frame we have not collected? Reads the used ring in memory
-    /// only: no register access, no kernel entry. (Finished transmits are collected whenever
-    /// smoltcp asks for a transmit buffer.)
+    /// Has the device received a frame we have not collected, or finished a transmit while
+    /// smoltcp waits for a buffer? Reads the used rings in memory only: no register access, no
+    /// kernel entry.
     pub fn has_work(&self) -> bool {
-        self.inner.with(|n| n.raw.poll_receive().is_some())
+        self.inner.with(|n| n.raw.poll_receive().is_some() || (n.tx_starved && n.raw.poll_transmit().is_some()))
     }
 
     /// Acknowledge the device's interrupt (after its vector arrived), so it can raise the next.
@@ -159,7 +161,8 @@ impl<'a> Device for &'a Nic {
         let nic: &'a Nic = self;
         let ok = nic.inner.with(|n| {
             Nic::reclaim(n);
-            n.tx_free_n > 0 && n.raw.can_send()
+            n.tx_starved = !(n.tx_free_n > 0 && n.raw.can_send());
+            !n.tx_starved
         });
         ok.then_some(Tx { nic })
     }

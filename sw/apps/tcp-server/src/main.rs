@@ -102,7 +102,8 @@ mod rt {
     }
 
     async fn acceptor(rt: Rt, port: u16) {
-        let Some(l) = call(label::LISTEN, &[port as u64, 8]).await else {
+        // Every free socket listens: a burst of connections is taken, not reset.
+        let Some(l) = call(label::LISTEN, &[port as u64, netproto::MAX_BACKLOG as u64]).await else {
             println!("[tcp-server] cannot listen on port {port}");
             return;
         };

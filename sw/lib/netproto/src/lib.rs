@@ -17,8 +17,10 @@ pub const SOCKETS: usize = 136;
 pub const BUF_BYTES: usize = 1024;
 /// Bytes of the data area.
 pub const DATA_BYTES: usize = SOCKETS * 2 * BUF_BYTES;
-/// Listening sockets of one port at most (connections waiting to be accepted).
-pub const MAX_BACKLOG: usize = 16;
+/// Listening sockets of one port at most. smoltcp has no SYN queue: a socket in Listen takes
+/// one connection, and a SYN that finds none is reset. A burst of connections therefore needs
+/// as many listening sockets, so a listener may keep every free socket listening.
+pub const MAX_BACKLOG: usize = SOCKETS;
 
 /// Requests (client -> server); the reply's label is [`OK`] or an error code.
 pub mod label {
