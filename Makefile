@@ -9,6 +9,7 @@
 #   make fuzz       the kernel fuzzer alone on QEMU (SEED=n COUNT=steps per thread)
 #   make leak       create/destroy cycles of every object kind alone on QEMU (COUNT=cycles)
 #   make bench-lock the worst kernel lock hold under a hostile thread, on the 4-hart RTL
+#   make test-net   the network system end to end from the host, and its robustness cases (QEMU)
 #   make run-net    the network system (sw/apps/net-system) under QEMU, 4 harts, with user-mode
 #                   networking: prints `connect to 127.0.0.1:PORT` and serves until stopped
 #                   (NET_PORT=5555 NET_REQUEST=64 bytes NET_WORK=0 rounds NET_SPIN=0 cycles)
@@ -63,7 +64,7 @@ FST ?=
 SIM_MAKE = $(MAKE) --no-print-directory -C hw/sim BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
 SIM_OPTS = CONFIG=$(SIM_CONFIG) CHECKED=$(CHECKED) TRACE=$(if $(FST),1,)
 
-.PHONY: net-image run-net
+.PHONY: net-image run-net test-net loadgen
 .PHONY: all deps sw run fuzz leak bench-lock test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
 
 all: sw
@@ -132,6 +133,15 @@ net-image: sw
 	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/net-root.elf --elf net-server=$(BUILD)/sw/net-server.elf \
 	  --elf tcp-server=$(BUILD)/sw/tcp-server.elf -o $(NET_IMAGE)
 
+LOADGEN := $(BUILD)/cargo-loadgen/release/loadgen
+loadgen: | $(DEPS_DONE)
+	CARGO_TARGET_DIR=$(BUILD)/cargo-loadgen $(CARGO) build --release --manifest-path tools/loadgen/Cargo.toml --locked
+
+# End to end from the host through QEMU's network, the net server, async IPC and the TCP server,
+# plus the robustness cases (scripts/net_test.py); a few minutes.
+test-net: net-image loadgen
+	python3 scripts/net_test.py --image $(NET_IMAGE) --loadgen $(LOADGEN) --guest-port $(NET_PORT) --size $(NET_REQUEST)
+
 run-net: net-image
 	@echo "run-net: connect to 127.0.0.1:$(NET_PORT) once the TCP server says it listens (Ctrl-A X stops QEMU)"
 	scripts/qemu.sh $(NET_IMAGE) $(NET_QEMU_ARGS)
@@ -165,7 +175,7 @@ leak: sw
 run: sw
 	scripts/qemu.sh $(KTEST_IMAGE)
 
-test: test-host test-nofp test-boot test-rtl test-sim test-fpga test-hw
+test: test-host test-nofp test-boot test-net test-rtl test-sim test-fpga test-hw
 	@echo "make test: all passed"
 
 test-host: test-loom | $(DEPS_DONE)

@@ -215,7 +215,6 @@ mod rt {
             (tcp_cfg_va as *mut TcpConfig).write_volatile(tcfg);
         }
         let faults = sys.object_of(&netp, 1).unwrap_or_else(|| fail("no fault endpoint", "net-server"));
-        sys.resume_all().unwrap_or_else(|(name, e)| fail(name, e));
         println!(
             "[net-root] net-server on hart {} (virtio-net at {:#x}, IRQ {} {}), tcp-server on hart {}; port {}, {} B requests, work {}",
             netp.hart,
@@ -227,6 +226,8 @@ mod rt {
             request,
             work
         );
+        // Printed before they run: their own lines follow, not interleaved with this one.
+        sys.resume_all().unwrap_or_else(|(name, e)| fail(name, e));
 
         // Report any fault of the two; the system keeps running until it is stopped.
         loop {

@@ -109,7 +109,7 @@ mod rt {
         };
         let l = l.word(0);
         println!(
-            "[tcp-server] async, {} B requests, work {}: listening on 10.0.2.15:{port}",
+            "[tcp-server] async, {} B requests, work {}: listening on 10.0.2.15:{port}; connect to 127.0.0.1:{port}",
             REQUEST.load(Ordering::Relaxed),
             WORK.load(Ordering::Relaxed)
         );
