@@ -10,6 +10,8 @@
 #   make leak       create/destroy cycles of every object kind alone on QEMU (COUNT=cycles)
 #   make bench-lock the worst kernel lock hold under a hostile thread, on the 4-hart RTL
 #   make test-net   the network system end to end from the host, and its robustness cases (QEMU)
+#   make bench-tcp  the TCP server under QEMU on 1 and 4 harts, 1..128 connections: build/bench/tcp.csv,
+#                   tcp.md and plots (BENCH_DURATION=5 s per point)
 #   make run-net    the network system (sw/apps/net-system) under QEMU, 4 harts, with user-mode
 #                   networking: prints `connect to 127.0.0.1:PORT` and serves until stopped
 #                   (NET_PORT=5555 NET_REQUEST=64 bytes NET_WORK=0 rounds NET_SPIN=0 cycles)
@@ -64,7 +66,7 @@ FST ?=
 SIM_MAKE = $(MAKE) --no-print-directory -C hw/sim BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
 SIM_OPTS = CONFIG=$(SIM_CONFIG) CHECKED=$(CHECKED) TRACE=$(if $(FST),1,)
 
-.PHONY: net-image run-net test-net loadgen
+.PHONY: net-image run-net test-net loadgen bench-tcp
 .PHONY: all deps sw run fuzz leak bench-lock test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
 
 all: sw
@@ -141,6 +143,11 @@ loadgen: | $(DEPS_DONE)
 # plus the robustness cases (scripts/net_test.py); a few minutes.
 test-net: net-image loadgen
 	python3 scripts/net_test.py --image $(NET_IMAGE) --loadgen $(LOADGEN) --guest-port $(NET_PORT) --size $(NET_REQUEST)
+
+BENCH_DURATION ?= 5
+bench-tcp: net-image loadgen
+	python3 scripts/bench_tcp.py --image $(NET_IMAGE) --loadgen $(LOADGEN) --guest-port $(NET_PORT) \
+	  --size $(NET_REQUEST) --duration $(BENCH_DURATION) --out $(BUILD)/bench
 
 run-net: net-image
 	@echo "run-net: connect to 127.0.0.1:$(NET_PORT) once the TCP server says it listens (Ctrl-A X stops QEMU)"

@@ -48,22 +48,26 @@ def free_port(kind=socket.SOCK_STREAM):
 
 
 class Qemu:
-    def __init__(self, image, guest_port, log_path):
+    def __init__(self, image, guest_port, log_path, inject=True):
+        """`inject`: also a dgram netdev on the NIC's hub, for raw frames (`frame`)."""
         self.host_port = free_port()
         self.qemu_dgram = free_port(socket.SOCK_DGRAM)
         self.inject = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.inject.bind(("127.0.0.1", 0))
         mine = self.inject.getsockname()[1]
-        args = [
-            os.path.join(ROOT, "scripts", "qemu.sh"), image,
-            "-netdev", f"user,id=n0,hostfwd=tcp:127.0.0.1:{self.host_port}-:{guest_port}",
-            "-netdev", f"dgram,id=g0,local.type=inet,local.host=127.0.0.1,local.port={self.qemu_dgram},"
-                       f"remote.type=inet,remote.host=127.0.0.1,remote.port={mine}",
-            "-netdev", "hubport,id=hp0,hubid=0",
-            "-netdev", "hubport,id=hp1,hubid=0,netdev=n0",
-            "-netdev", "hubport,id=hp2,hubid=0,netdev=g0",
-            "-device", "virtio-net-device,netdev=hp0,event_idx=off",
-        ]
+        user = ["-netdev", f"user,id=n0,hostfwd=tcp:127.0.0.1:{self.host_port}-:{guest_port}"]
+        if inject:
+            net = user + [
+                "-netdev", f"dgram,id=g0,local.type=inet,local.host=127.0.0.1,local.port={self.qemu_dgram},"
+                           f"remote.type=inet,remote.host=127.0.0.1,remote.port={mine}",
+                "-netdev", "hubport,id=hp0,hubid=0",
+                "-netdev", "hubport,id=hp1,hubid=0,netdev=n0",
+                "-netdev", "hubport,id=hp2,hubid=0,netdev=g0",
+                "-device", "virtio-net-device,netdev=hp0,event_idx=off",
+            ]
+        else:
+            net = user + ["-device", "virtio-net-device,netdev=n0,event_idx=off"]
+        args = [os.path.join(ROOT, "scripts", "qemu.sh"), image] + net
         self.log_path = log_path
         self.log = open(log_path, "wb")
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
