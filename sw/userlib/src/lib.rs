@@ -21,3 +21,5 @@ pub mod untyped;
 pub mod vspace;
 
 pub use invoke::{Error, Result};
+/// Region markers the RTL simulation counts (sw/lib/marker).
+pub use marker;

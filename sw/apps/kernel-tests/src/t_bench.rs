@@ -3,12 +3,19 @@ use crate::env::{rdcycle, Env, TResult, ThreadCfg, BENCH};
 use abi::{object as o, stat, MessageInfo};
 use core::sync::atomic::Ordering;
 use userlib::invoke::rights;
-use userlib::syscall;
+use userlib::{marker, syscall};
 
 const ROUNDS: usize = 1000;
 /// Where `round_trip_other_space` leaves its figures in `BENCH`.
 pub const B_OTHER_SPACE: usize = 16;
 pub const B_OTHER_SPACE_ENTRIES: usize = 17;
+
+/// Region ids of the round trips for the RTL profiler (hw/sim/README.md): each measured Call is
+/// bracketed, so the harness prints cycles per round trip and `+profile-region=ID` profiles them.
+pub const REGION_WARMUP: u16 = 10;
+pub const REGION_SAME_HART: u16 = 11;
+pub const REGION_CROSS_HART: u16 = 12;
+pub const REGION_OTHER_SPACE: u16 = 13;
 
 extern "C" fn ping_server(ep: usize) -> ! {
     let (_, _, mut mrs) = syscall::recv(ep);
@@ -17,11 +24,13 @@ extern "C" fn ping_server(ep: usize) -> ! {
     }
 }
 
-/// `rounds` Call round trips; returns cycles per round trip.
-fn ping(cap: usize, rounds: usize) -> Result<usize, crate::env::Fail> {
+/// `rounds` Call round trips, each one region `R`; returns cycles per round trip.
+fn ping<const R: u16>(cap: usize, rounds: usize) -> Result<usize, crate::env::Fail> {
     let t0 = rdcycle();
     for i in 0..rounds {
+        marker::begin::<R>();
         let (_, _, mrs) = syscall::call(cap, MessageInfo::new(0, 0, 0, 1), [i, 0, 0, 0]);
+        marker::end::<R>();
         ensure_eq!(mrs[0], i + 1, "ping reply");
     }
     Ok((rdcycle() - t0) / rounds.max(1))
@@ -31,10 +40,10 @@ pub fn fastpath(env: &mut Env) -> TResult {
     let ep = env.alloc_cap(o::ENDPOINT)?;
     let b = env.mint(ep, rights::ALL, 1)?;
     env.spawn(ping_server, ep, 255)?;
-    ping(b, 10)?;
+    ping::<REGION_WARMUP>(b, 10)?;
     let (c0, r0, s0) =
         (syscall::debug_stat(stat::FASTPATH_CALL), syscall::debug_stat(stat::FASTPATH_REPLY_RECV), syscall::debug_stat(stat::SLOWPATH_IPC));
-    let cycles = ping(b, ROUNDS)?;
+    let cycles = ping::<REGION_SAME_HART>(b, ROUNDS)?;
     let (c1, r1, s1) =
         (syscall::debug_stat(stat::FASTPATH_CALL), syscall::debug_stat(stat::FASTPATH_REPLY_RECV), syscall::debug_stat(stat::SLOWPATH_IPC));
     BENCH[0].store(cycles, Ordering::SeqCst);
@@ -51,8 +60,8 @@ pub fn round_trip(env: &mut Env) -> TResult {
     let other = env.need_other_hart()?;
     let ep = env.alloc_cap(o::ENDPOINT)?;
     env.spawn_on(ping_server, ep, 255, other)?;
-    ping(ep, 10)?;
-    let cycles = ping(ep, ROUNDS)?;
+    ping::<REGION_WARMUP>(ep, 10)?;
+    let cycles = ping::<REGION_CROSS_HART>(ep, ROUNDS)?;
     BENCH[1].store(cycles, Ordering::SeqCst);
     Ok(())
 }
@@ -65,9 +74,9 @@ pub fn round_trip_other_space(env: &mut Env) -> TResult {
     let b = env.mint(ep, rights::ALL, 1)?;
     let affinity = Some(env.bi.node_id);
     env.spawn_cfg(ping_server as *const () as usize, ep, ThreadCfg { vspace: vs, affinity, ..ThreadCfg::default() })?;
-    ping(b, 10)?;
+    ping::<REGION_WARMUP>(b, 10)?;
     let (e0, f0) = (syscall::debug_stat(stat::KERNEL_ENTRIES), syscall::debug_stat(stat::FASTPATH_CALL));
-    let cycles = ping(b, ROUNDS)?;
+    let cycles = ping::<REGION_OTHER_SPACE>(b, ROUNDS)?;
     let (e1, f1) = (syscall::debug_stat(stat::KERNEL_ENTRIES), syscall::debug_stat(stat::FASTPATH_CALL));
     ensure!(f1 - f0 >= ROUNDS * 9 / 10, "Call fastpath taken {} times in {} round trips across spaces", f1 - f0, ROUNDS);
     BENCH[B_OTHER_SPACE].store(cycles, Ordering::SeqCst);
