@@ -21,7 +21,11 @@
 #   make verilog    the SoC's Verilog, DTS/DTB and constants (CONFIG=UintrQuadConfig|UintrSingleConfig)
 #   make sim        boot the image on the cycle-accurate Verilator model of the SoC
 #                   (BINARY=flat-or-ELF CORES=4|1 MAX_CYCLES=N FST=file FST_START=N FST_END=N
-#                    CHECKED=1 for TileLink monitors and assertions; SIM_ARGS=+plusargs)
+#                    CHECKED=1 for TileLink monitors and assertions; SIM_ARGS=+plusargs;
+#                    PROFILE=file [PROFILE_EVERY=N PROFILE_REGION=id] records where the cycles go,
+#                    also for sim-uintr and bench-lock; scripts/profile.py reads it)
+#   make profile-ipc  where the cycles of a Call+ReplyRecv round trip go, per category and function
+#                   (4-hart RTL; IPC=same|other|cross; build/bench/profile-ipc-*.txt, folded stacks)
 #   make bitstream  FPGA flow (hw/fpga): everything up to Vivado, then Vivado where installed
 #   make flash      FLASH=sd|jtag: put bitstream and image on the board (hw/fpga/README.md)
 #   make deps       install toolchains and packages (idempotent)
@@ -65,9 +69,13 @@ MAX_CYCLES ?= 0
 FST ?=
 SIM_MAKE = $(MAKE) --no-print-directory -C hw/sim BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
 SIM_OPTS = CONFIG=$(SIM_CONFIG) CHECKED=$(CHECKED) TRACE=$(if $(FST),1,)
+# The harness's profiler (hw/sim/README.md, "Profiler").
+PROFILE ?=
+PROFILE_ARGS = $(if $(PROFILE),+profile=$(abspath $(PROFILE)) $(if $(PROFILE_EVERY),+profile-every=$(PROFILE_EVERY),) \
+  $(if $(PROFILE_REGION),+profile-region=$(PROFILE_REGION),),)
 
 .PHONY: net-image run-net test-net loadgen bench-tcp
-.PHONY: all deps sw run fuzz leak bench-lock test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
+.PHONY: all deps sw run fuzz leak bench-lock profile-ipc test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
 
 all: sw
 
@@ -214,7 +222,7 @@ sim: sw sim-build
 	@bin=$(BINARY); if head -c4 $$bin | grep -q ELF; then \
 	  python3 scripts/mkimage.py --flat $$bin -o $(BUILD)/sim/binary.bin && bin=$(BUILD)/sim/binary.bin; fi; \
 	$$($(SIM_MAKE) -s bin-path $(SIM_OPTS)) +image=$$bin +max-cycles=$(MAX_CYCLES) \
-	  $(if $(FST),+fst=$(FST) +fst-start=$(or $(FST_START),0) +fst-end=$(or $(FST_END),0xffffffffffffffff),) $(SIM_ARGS)
+	  $(if $(FST),+fst=$(FST) +fst-start=$(or $(FST_START),0) +fst-end=$(or $(FST_END),0xffffffffffffffff),) $(PROFILE_ARGS) $(SIM_ARGS)
 
 test-hw: | $(DEPS_DONE)
 	$(MAKE) -C hw test BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
@@ -233,13 +241,36 @@ test-sim: sw
 bench-lock: | $(DEPS_DONE)
 	KTEST_ONLY=lock_hold $(MAKE) --no-print-directory sw
 	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
-	$$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(UINTR_IMAGE) +max-cycles=60000000 | tee $(BUILD)/bench-lock.log
+	$$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(UINTR_IMAGE) +max-cycles=60000000 $(PROFILE_ARGS) | tee $(BUILD)/bench-lock.log
 	@$(MAKE) --no-print-directory sw >/dev/null
 	@grep -q 'bench: worst kernel lock hold' $(BUILD)/bench-lock.log || { echo "bench-lock: no figure (see $(BUILD)/bench-lock.log)"; exit 1; }
 
+# Where the cycles of an IPC round trip go (hw/sim/README.md, "Profiler"): the suite's benchmark
+# alone on the 4-hart RTL, profiled inside its round-trip region (t_bench.rs) and symbolized
+# before the full suite is rebuilt. IPC=same: fastpath_call_replyrecv (region 11, the client's
+# hart); IPC=other: the same across address spaces (region 13); IPC=cross: bench_round_trip
+# (region 12, every hart while it is open).
+IPC ?= same
+IPC_PROF := $(BUILD)/bench/profile-ipc-$(IPC)
+IPC_TEST = $(if $(filter cross,$(IPC)),bench_round_trip,$(if $(filter other,$(IPC)),bench_round_trip_other_space,fastpath_call))
+IPC_REGION = $(if $(filter cross,$(IPC)),12 +profile-region-any,$(if $(filter other,$(IPC)),13,11))
+profile-ipc: | $(DEPS_DONE)
+	KTEST_ONLY=$(IPC_TEST) $(MAKE) --no-print-directory sw
+	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
+	@mkdir -p $(BUILD)/bench
+	$$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(UINTR_IMAGE) +max-cycles=60000000 \
+	  +profile=$(IPC_PROF).prof +profile-region=$(IPC_REGION) | tee $(IPC_PROF).log
+	{ python3 scripts/profile.py $(IPC_PROF).prof --categories scripts/profile-ipc.toml --divide region; echo; \
+	  python3 scripts/profile.py $(IPC_PROF).prof --inline --divide region --top 60; } > $(IPC_PROF).txt
+	python3 scripts/profile.py $(IPC_PROF).prof --inline --folded $(IPC_PROF).folded > /dev/null
+	@# the ELFs it ran, for more looks (--elf-dir) after the suite below is rebuilt
+	@rm -rf $(IPC_PROF)-elf && mkdir -p $(IPC_PROF)-elf && cp $(BUILD)/sw/*.elf $(IPC_PROF)-elf/
+	@$(MAKE) --no-print-directory sw >/dev/null
+	@cat $(IPC_PROF).txt; echo "profile-ipc: $(IPC_PROF).{txt,folded,prof,log} (ELFs: $(IPC_PROF)-elf)"
+
 sim-uintr: sw
 	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
-	$$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(UINTR_IMAGE) +max-cycles=$(MAX_CYCLES)
+	$$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(UINTR_IMAGE) +max-cycles=$(MAX_CYCLES) $(PROFILE_ARGS)
 
 # The flow is checked against its port model and the board config's real Verilog.
 test-fpga: | $(DEPS_DONE)

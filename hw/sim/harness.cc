@@ -3,9 +3,12 @@
 //
 //   sim +image=build/sw/image.bin [+max-cycles=N] [+fst=out.fst +fst-start=N +fst-end=N]
 //       [+mem-latency=N] [+progress=N] [+inspect=N] [+uart-stdin]
+//       [+profile=FILE [+profile-every=N] [+profile-region=ID [+profile-region-any]]]
 //
 // +inspect=N prints every hart's pc, privilege, wfi and instret every N cycles; SIGUSR1 prints
 // them once; Ctrl-C (SIGINT) stops the run after the current cycle and prints them.
+// +profile=FILE writes where each hart's cycles went (profiler.h; scripts/profile.py reads it);
+// region markers in the software are always counted and printed at the end.
 // Exit status: the status software wrote to the exit device; 124 if +max-cycles ran out; 130
 // if stopped by SIGINT.
 #include <algorithm>
@@ -21,6 +24,7 @@
 #include VTOP_HEADER
 #include "devices.h"
 #include "memory.h"
+#include "profiler.h"
 #include "verilated.h"
 #include "verilated_syms.h"
 #include <algorithm>
@@ -48,22 +52,32 @@ static uint64_t plusarg_u64(int argc, char** argv, const char* name, uint64_t df
 }
 
 // Per-hart state the harness reads by name (probes.vlt makes the signals public): the
-// retired-instruction counter core patch 0004 adds to CSRFile, the privilege level and wfi flag
-// of the CSR file, and the PC of the instruction in the core's write-back stage. The tiles are
-// instantiated in hart order as tile, tile_1, tile_2, ... so sorting the CSRFile scopes by
-// (name length, name) gives hart order; the core (Rocket) is the CSRFile scope's parent.
-struct HartProbe {
-  const uint64_t* instret = nullptr;
-  const uint64_t* pc = nullptr;   // 40-bit virtual address, sign-extended below
-  const uint8_t* prv = nullptr;
-  const uint8_t* wfi = nullptr;
-};
-
-static const void* scope_var(const VerilatedScopeNameMap* scopes, const std::string& scope, const char* var) {
+// retired-instruction counter core patch 0004 adds to CSRFile, the privilege level, wfi flag and
+// satp root of the CSR file, and the PC and instruction in the core's write-back stage and the
+// integer register file (HartProbe, profiler.h). The tiles are instantiated in hart order as
+// tile, tile_1, tile_2, ... so sorting the CSRFile scopes by (name length, name) gives hart
+// order; the core (Rocket) is the CSRFile scope's parent.
+static const VerilatedVar* scope_varp(const VerilatedScopeNameMap* scopes, const std::string& scope, const char* var) {
   auto it = scopes->find(scope.c_str());
   if (it == scopes->end() || !it->second->varsp()) return nullptr;
   auto v = it->second->varsp()->find(var);
-  return v == it->second->varsp()->end() ? nullptr : v->second.datap();
+  return v == it->second->varsp()->end() ? nullptr : &v->second;
+}
+
+static const void* scope_var(const VerilatedScopeNameMap* scopes, const std::string& scope, const char* var) {
+  const VerilatedVar* v = scope_varp(scopes, scope, var);
+  return v ? v->datap() : nullptr;
+}
+
+// The register file has no name of its own in the Verilog (FIRRTL calls it _T_<n>); the Makefile
+// makes the core's one 31 x 64-bit memory public (rf.vlt), and it is recognised by its shape.
+static const uint64_t* find_regfile(const VerilatedScopeNameMap* scopes, const std::string& core) {
+  auto it = scopes->find(core.c_str());
+  if (it == scopes->end() || !it->second->varsp()) return nullptr;
+  for (const auto& v : *it->second->varsp())
+    if (v.second.udims() == 1 && v.second.unpacked().elements() == 31 && v.second.entSize() == 8)
+      return static_cast<const uint64_t*>(v.second.datap());
+  return nullptr;
 }
 
 static std::vector<HartProbe> find_hart_probes() {
@@ -78,10 +92,17 @@ static std::vector<HartProbe> find_hart_probes() {
   std::vector<HartProbe> out;
   for (const auto& csr : csr_scopes) {
     std::string core = csr.substr(0, csr.rfind('.'));
-    out.push_back({static_cast<const uint64_t*>(scope_var(scopes, csr, "uintr_instret")),
-                   static_cast<const uint64_t*>(scope_var(scopes, core, "wb_reg_pc")),
-                   static_cast<const uint8_t*>(scope_var(scopes, csr, "reg_mstatus_prv")),
-                   static_cast<const uint8_t*>(scope_var(scopes, csr, "reg_wfi"))});
+    HartProbe p;
+    p.instret = static_cast<const uint64_t*>(scope_var(scopes, csr, "uintr_instret"));
+    p.pc = static_cast<const uint64_t*>(scope_var(scopes, core, "wb_reg_pc"));
+    p.prv = static_cast<const uint8_t*>(scope_var(scopes, csr, "reg_mstatus_prv"));
+    p.wfi = static_cast<const uint8_t*>(scope_var(scopes, csr, "reg_wfi"));
+    p.inst = static_cast<const uint32_t*>(scope_var(scopes, core, "wb_reg_inst"));
+    p.raw = static_cast<const uint32_t*>(scope_var(scopes, core, "wb_reg_raw_inst"));
+    p.satp_ppn = static_cast<const uint64_t*>(scope_var(scopes, csr, "reg_satp_ppn"));
+    p.rf = find_regfile(scopes, core);
+    p.ptw = static_cast<const uint8_t*>(scope_var(scopes, core.substr(0, core.rfind('.')) + ".ptw", "state"));
+    out.push_back(p);
   }
   return out;
 }
@@ -91,11 +112,8 @@ static void print_harts(const std::vector<HartProbe>& harts, uint64_t cycles) {
   for (size_t h = 0; h < harts.size(); h++) {
     const HartProbe& p = harts[h];
     fprintf(stderr, "[sim] hart %zu: cycles=%" PRIu64 " instret=%" PRIu64, h, cycles, *p.instret);
-    if (p.pc && p.prv) {
-      uint64_t pc = *p.pc & ((1ull << 40) - 1);
-      if (pc >> 39) pc |= ~((1ull << 40) - 1);  // Sv39 addresses are sign-extended
-      fprintf(stderr, " pc=%#" PRIx64 " priv=%c%s", pc, "USHM"[*p.prv & 3], p.wfi && *p.wfi ? " wfi" : "");
-    }
+    if (p.pc && p.prv)
+      fprintf(stderr, " pc=%#" PRIx64 " priv=%c%s", sext_pc(*p.pc), "USHM"[*p.prv & 3], p.wfi && *p.wfi ? " wfi" : "");
     fputc('\n', stderr);
   }
   if (harts.empty()) fprintf(stderr, "[sim] no per-hart probes found (probes.vlt)\n");
@@ -111,7 +129,8 @@ int main(int argc, char** argv) {
   const char* image = plusarg(argc, argv, "image");
   if (!image || !*image) {
     fprintf(stderr, "usage: %s +image=FLAT_BINARY [+max-cycles=N] [+fst=FILE +fst-start=N +fst-end=N]\n"
-                    "          [+mem-latency=N] [+progress=N] [+inspect=N] [+uart-stdin]\n", argv[0]);
+                    "          [+mem-latency=N] [+progress=N] [+inspect=N] [+uart-stdin]\n"
+                    "          [+profile=FILE [+profile-every=N] [+profile-region=ID [+profile-region-any]]]\n", argv[0]);
     return 2;
   }
   const uint64_t max_cycles = plusarg_u64(argc, argv, "max-cycles", 0);
@@ -149,6 +168,16 @@ int main(int argc, char** argv) {
   top->l2_frontend_bus_axi4_0_r_ready = 1;
 
   const std::vector<HartProbe> harts = find_hart_probes();
+  const char* profile_path = plusarg(argc, argv, "profile");
+  const bool profile = profile_path && *profile_path;
+  bool probes_ok = !harts.empty();
+  for (const HartProbe& p : harts) probes_ok = probes_ok && p.profilable();
+  if (!probes_ok) fprintf(stderr, "sim: write-back probes missing (probes.vlt): no profile, no region counts\n");
+  if (profile && probes_ok && !harts[0].rf) fprintf(stderr, "sim: register file probe missing: user call stacks restart at each switch\n");
+  const long region_filter = static_cast<long>(plusarg_u64(argc, argv, "profile-region", ~0ull));
+  Profiler prof(harts, profile && probes_ok, plusarg_u64(argc, argv, "profile-every", 1),
+                region_filter >= 0 && region_filter < 2048 ? static_cast<int>(region_filter) : -1,
+                plusarg(argc, argv, "profile-region-any") != nullptr);
   signal(SIGINT, on_signal);
   signal(SIGUSR1, on_signal);
 
@@ -168,8 +197,11 @@ int main(int argc, char** argv) {
 #if VM_TRACE
     if (fst && cycle >= fst_start && cycle < fst_end) fst->dump(2 * cycle);
 #endif
+    const bool probe = probes_ok && !top->reset;
+    if (probe) prof.before(cycle - 16);
     top->clock = 1;
     top->eval();
+    if (probe) prof.after();
 #if VM_TRACE
     if (fst && cycle >= fst_start && cycle < fst_end) fst->dump(2 * cycle + 1);
 #endif
@@ -200,6 +232,9 @@ int main(int argc, char** argv) {
   // Every hart shares the one clock: cycles since reset released, instructions it retired, and
   // where it stopped.
   print_harts(harts, cycle > 16 ? cycle - 16 : 0);
+  prof.print_regions(stderr);
+  if (profile && probes_ok && prof.write(profile_path, cycle > 16 ? cycle - 16 : 0))
+    fprintf(stderr, "[sim] profile written to %s\n", profile_path);
 #if VM_TRACE
   if (fst) fst->close();
 #endif
