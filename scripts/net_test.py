@@ -12,6 +12,9 @@ for the TCP server to listen, then from the host:
   4. oversized request: a request and a half: one reply, then the rest completes a second;
   5. garbage frames: random bytes, and malformed Ethernet/ARP/IPv4/TCP frames addressed to the
      server, through the dgram netdev;
+  5b. a bounded SYN flood from an address that never completes a handshake (through the dgram
+     netdev): every socket ends up half-open; once they are older than the server's limit, a
+     real client is served again (and case 6 finds every socket free);
   6. more connections than sockets: as many as the server has are served, the extra ones are
      refused (reset or closed without a reply); after they all close, new ones are served;
   7. the exchange again: nothing of the above broke the server.
@@ -223,6 +226,32 @@ def ether(payload, ethertype=0x0800, dst=GUEST_MAC, src=bytes.fromhex("525400000
     return dst + src + struct.pack("!H", ethertype) + payload
 
 
+def tcp_checksummed(src, dst, sport, dport, flags, seq):
+    t = tcp(sport, dport, flags, seq=seq)
+    pseudo = src + dst + struct.pack("!BBH", 0, 6, len(t))
+    c = checksum(pseudo + t)
+    return t[:16] + struct.pack("!H", c) + t[18:]
+
+
+def syn_flood(q, port, size, timeout, count=400):
+    fake = bytes([10, 0, 2, 77])
+    for k in range(count):
+        seg = tcp_checksummed(fake, GUEST_IP, 20000 + k, 5555, 0x02, seq=k * 1000)
+        q.frame(ether(ipv4(fake, GUEST_IP, 6, seg)))
+    # The server drops half-open connections older than 3 s (net-server stack::HALF_OPEN_US).
+    time.sleep(5)
+    t0 = time.time()
+    while not one_request(port, size, timeout, 13):
+        if time.time() - t0 > 30:
+            raise Fail("SYN flood: no client served after the half-open connections expired")
+        time.sleep(1)
+    m = re.findall(r"dropped \d+ half-open connections \((\d+) so far\)", q.text())
+    if not m or int(m[-1]) < 100:
+        raise Fail(f"SYN flood: the server reports {m[-1] if m else 'no'} half-open connections dropped (expected most of its sockets)")
+    print(f"  SYN flood: {count} SYNs that never complete took the sockets; {m[-1]} half-open connections "
+          f"dropped after their limit, then a client is served")
+
+
 def garbage(q, port, size, timeout):
     rnd = random.Random(19)
     frames = []
@@ -310,6 +339,7 @@ def main():
         vanished(q.host_port, a.size, a.timeout)
         oversized(q.host_port, a.size, a.timeout)
         garbage(q, q.host_port, a.size, a.timeout)
+        syn_flood(q, q.host_port, a.size, a.timeout)
         exhaustion(q.host_port, a.size, a.timeout, sockets)
         exchange(a.loadgen, q.host_port, a.size, a.timeout, "exchange after all that")
         bad = re.search(r"\[(net-server|tcp-server|net-root)\][^\n]*(panic|stopped|FAILED|faulted)[^\n]*", q.text())

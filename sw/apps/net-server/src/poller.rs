@@ -57,10 +57,18 @@ pub async fn run() {
         }
         KICK.store(false, Ordering::Relaxed);
         let now = clock::now();
-        stack::with(|s| {
+        let (before, after) = stack::with(|s| {
+            let before = s.stats.half_open_dropped;
+            // Before as well: stale half-open connections go and listeners are topped up
+            // before the frames that just came (a SYN among them) are looked at.
+            s.maintain(now);
             s.iface.poll(now, &mut &*nic, &mut s.set);
-            s.maintain();
+            s.maintain(now);
+            (before, s.stats.half_open_dropped)
         });
+        if after > before {
+            userlib::println!("[net-server] dropped {} half-open connections ({} so far)", after - before, after);
+        }
         POLLS.fetch_add(1, Ordering::Relaxed);
         poll_fn(|cx| {
             if ready() {

@@ -47,7 +47,8 @@ fn listen(port: u64, backlog: u64) -> Msg {
     let (Ok(port), Ok(backlog)) = (u16::try_from(port), usize::try_from(backlog)) else {
         return err(error::BAD_ARGUMENT);
     };
-    let r = stack::with(|s| s.listen(port, backlog));
+    let now = crate::clock::now();
+    let r = stack::with(|s| s.listen(port, backlog, now));
     match r {
         Ok(l) => {
             kick();

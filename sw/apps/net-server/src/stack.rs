@@ -18,6 +18,10 @@ pub const LISTENERS: usize = 4;
 const SOCK_BUF: usize = 4096;
 /// Accept calls that can wait on one listener; more are told to poll again.
 const WAITERS: usize = 4;
+/// A connection whose handshake is not done this long after its SYN is dropped (microseconds):
+/// half-open connections (a SYN flood, a peer that vanished) must not hold sockets for good.
+/// Checked whenever the stack runs, i.e. on every frame, so a flood clears its own debris.
+pub const HALF_OPEN_US: i64 = 3_000_000;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Use {
@@ -41,6 +45,8 @@ struct Listener {
 #[derive(Clone, Copy, Default)]
 pub struct StackStats {
     pub accepted: u64,
+    /// Half-open connections dropped after HALF_OPEN_US.
+    pub half_open_dropped: u64,
 }
 
 pub struct Stack {
@@ -48,6 +54,8 @@ pub struct Stack {
     pub set: SocketSet<'static>,
     handles: [SocketHandle; SOCKETS],
     pub uses: [Use; SOCKETS],
+    /// When each Pending socket left Listen (smoltcp clock, microseconds).
+    since: [i64; SOCKETS],
     listeners: [Option<Listener>; LISTENERS],
     pub stats: StackStats,
 }
@@ -87,7 +95,7 @@ pub fn init(nic: &'static Nic, ip: [u8; 4], prefix: u8, gateway: [u8; 4], now: I
     for ((h, r), t) in handles.iter_mut().zip(rx.iter_mut()).zip(tx.iter_mut()) {
         *h = set.add(tcp::Socket::new(tcp::SocketBuffer::new(&mut r[..]), tcp::SocketBuffer::new(&mut t[..])));
     }
-    let stack = Stack { iface, set, handles, uses: [Use::Free; SOCKETS], listeners: [const { None }; LISTENERS], stats: StackStats::default() };
+    let stack = Stack { iface, set, handles, uses: [Use::Free; SOCKETS], since: [0; SOCKETS], listeners: [const { None }; LISTENERS], stats: StackStats::default() };
     STACK.with(|s| *s = Some(stack));
 }
 
@@ -103,7 +111,7 @@ impl Stack {
     }
 
     /// Start listening on `port` with `backlog` sockets; the listener's number.
-    pub fn listen(&mut self, port: u16, backlog: usize) -> Result<usize, u32> {
+    pub fn listen(&mut self, port: u16, backlog: usize, now: Instant) -> Result<usize, u32> {
         if port == 0 || !(1..=MAX_BACKLOG).contains(&backlog) {
             return Err(netproto::error::BAD_ARGUMENT);
         }
@@ -114,7 +122,7 @@ impl Stack {
             return Err(netproto::error::NO_SOCKET);
         };
         self.listeners[i] = Some(Listener { port, backlog, waiters: [const { None }; WAITERS] });
-        self.maintain();
+        self.maintain(now);
         Ok(i)
     }
 
@@ -164,20 +172,30 @@ impl Stack {
         self.uses[sock] = if s.state() == tcp::State::Closed { Use::Free } else { Use::Closing };
     }
 
-    /// After smoltcp ran: move sockets between uses as their connections changed, wake
-    /// acceptors of new connections, and top each listener's backlog up from the free sockets.
-    pub fn maintain(&mut self) {
+    /// Around each smoltcp run: move sockets between uses as their connections changed, drop
+    /// half-open connections older than HALF_OPEN_US, wake acceptors of new connections, and
+    /// top each listener's backlog up from the free sockets.
+    pub fn maintain(&mut self, now: Instant) {
+        let now = now.total_micros();
         // Listeners with a connection up and waiting to be accepted.
         let mut ready = [false; LISTENERS];
         for i in 0..SOCKETS {
             let st = self.tcp(i).state();
             self.uses[i] = match self.uses[i] {
                 Use::Listening(_) if st == tcp::State::Closed => Use::Free,
-                Use::Listening(l) if st != tcp::State::Listen => Use::Pending(l),
+                Use::Listening(l) if st != tcp::State::Listen => {
+                    self.since[i] = now;
+                    Use::Pending(l)
+                }
                 // smoltcp takes a socket reset during the handshake back to Listen.
                 Use::Pending(l) if st == tcp::State::Listen => Use::Listening(l),
                 Use::Pending(_) if matches!(st, tcp::State::Closed | tcp::State::TimeWait) => {
                     self.tcp(i).abort();
+                    Use::Free
+                }
+                Use::Pending(_) if st == tcp::State::SynReceived && now - self.since[i] > HALF_OPEN_US => {
+                    self.tcp(i).abort();
+                    self.stats.half_open_dropped += 1;
                     Use::Free
                 }
                 Use::Closing if st == tcp::State::Closed => Use::Free,
