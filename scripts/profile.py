@@ -385,7 +385,7 @@ def lines(prof, sym, args, pattern):
         names = [fn] + [f for f, _ in chain]
         if not any(rx.search(n) for n in names):
             continue
-        inner = chain[0][0] if chain else fn
+        inner = chain[0][0] if chain and sane(chain[0][0]) else fn
         key = (f"{mod}:{fn}", sym.line(x.prv, x.satp, x.pc), inner, x.pc if args.pcs else None)
         rows[key][0] += x.cycles
         rows[key][1] += x.retired
