@@ -105,16 +105,22 @@ async fn recv(sock: usize, off: usize, max: usize) -> Msg {
             t.register_recv_waker(cx.waker());
             None
         });
-        match r {
-            Some(m) => {
-                // The window opened: let smoltcp tell the peer.
-                kick();
-                Poll::Ready(m)
-            }
-            None => Poll::Pending,
-        }
+        // The window opened: let smoltcp tell the peer.
+        finished(r)
     })
     .await
+}
+
+/// A socket call's poll result: one that finished lets the poller run smoltcp again, which
+/// has something to tell the peer (a wider window, data to send).
+fn finished(r: Option<Msg>) -> Poll<Msg> {
+    match r {
+        Some(m) => {
+            kick();
+            Poll::Ready(m)
+        }
+        None => Poll::Pending,
+    }
 }
 
 async fn send(sock: usize, off: usize, len: usize) -> Msg {
@@ -144,13 +150,7 @@ async fn send(sock: usize, off: usize, len: usize) -> Msg {
                 Err(_) => err(error::RESET),
             })
         });
-        match r {
-            Some(m) => {
-                kick();
-                Poll::Ready(m)
-            }
-            None => Poll::Pending,
-        }
+        finished(r)
     })
     .await
 }
