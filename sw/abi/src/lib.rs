@@ -41,6 +41,27 @@ pub mod syscall {
     /// number of violations (usize::MAX without the cap), a1 = slots checked, a2 = 1 if a
     /// bounded table filled up.
     pub const DEBUG_CHECK_INVARIANTS: isize = -36;
+    /// Ours: arm the caller's kernel deadline (see [`super::deadline`]): a0 = absolute time in
+    /// timebase ticks (0 = cancel), a1 = the vector raised on the caller's own U-notification
+    /// when it passes. Returns a0 = 0 or an `error` code, a1 = the deadline it replaced (0 =
+    /// none) or the error's detail.
+    pub const SET_DEADLINE: isize = -37;
+}
+
+/// Kernel deadlines (`syscall::SET_DEADLINE`): each thread has at most one, kept in its TCB and
+/// queued on its hart, which multiplexes them over its timer. When the time passes, the kernel
+/// raises the vector on the thread's U-notification receiver slot (the kernel as sender), as a
+/// Signal would. Arming replaces the previous deadline; a time already past fires at once.
+pub mod deadline {
+    /// a0 = CANCEL disarms (a1 ignored).
+    pub const CANCEL: usize = 0;
+    /// The furthest a deadline may lie ahead of now, in timebase ticks (2^50: years at any
+    /// plausible timebase); further is a RANGE_ERROR with a1 = the latest time accepted now.
+    pub const MAX_AHEAD: u64 = 1 << 50;
+    // Errors (`super::error` codes in a0, detail in a1): RANGE_ERROR, the deadline lies more
+    // than MAX_AHEAD ahead (a1 = the latest accepted now); INVALID_ARGUMENT, the vector is not
+    // 0..=uintr::MAX_VECTOR (a1 = 1, the argument's index); ILLEGAL_OPERATION, the caller has
+    // no U-notification receiver slot (a1 = 0).
 }
 
 /// Counters read by `DEBUG_STAT`.
@@ -80,7 +101,11 @@ pub mod stat {
     /// The longest the kernel lock was held at once, in cycles, since the last read with
     /// `RESET` set (`DebugStat(LOCK_HOLD_MAX | RESET)` reads and starts over).
     pub const LOCK_HOLD_MAX: usize = 16;
-    pub const COUNT: usize = 17;
+    /// Kernel deadlines that fired (raised their vector).
+    pub const DEADLINES_FIRED: usize = 17;
+    /// Kernel deadlines armed now, over every hart's queue (gauge).
+    pub const DEADLINES_ARMED: usize = 18;
+    pub const COUNT: usize = 19;
     /// With DebugStat: read, then reset (LOCK_HOLD_MAX only).
     pub const RESET: usize = 1 << 63;
 }

@@ -15,8 +15,10 @@ const SIP_USIP: usize = 1 << IRQ_U_SOFT;
 /// end its slice.
 pub fn handle(code: usize, cpu: &PerCpu) {
     if code == IRQ_S_TIMER {
-        arch::timer::on_interrupt(cpu);
-        crate::sched::tick();
+        crate::deadline::expire();
+        if arch::timer::on_interrupt(cpu) {
+            crate::sched::tick();
+        }
     } else {
         dispatch(code, cpu);
     }
@@ -27,7 +29,9 @@ pub fn handle(code: usize, cpu: &PerCpu) {
 /// timer, and parked U-notification waiters (lock-protected state) wait for a user-mode entry.
 pub fn handle_in_kernel(code: usize, cpu: &PerCpu) {
     match code {
-        IRQ_S_TIMER => arch::timer::on_interrupt(cpu),
+        IRQ_S_TIMER => {
+            arch::timer::on_interrupt(cpu);
+        }
         IRQ_U_SOFT => {}
         _ => dispatch(code, cpu),
     }
@@ -48,6 +52,7 @@ fn dispatch(code: usize, cpu: &PerCpu) {
 pub fn poll(cpu: &PerCpu) {
     let sip = csrr!("sip") & csrr!("sie");
     if sip & SIP_STIP != 0 {
+        crate::deadline::expire();
         arch::timer::on_interrupt(cpu);
     }
     if sip & SIP_SSIP != 0 {

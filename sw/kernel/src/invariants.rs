@@ -9,6 +9,9 @@
 //! * address spaces: every user page-table entry is vouched for by a capability that records
 //!   that very mapping (a table by a PageTable cap, a page by a Frame cap of its size), so no
 //!   freed table or kernel memory is reachable from user mode.
+//! * kernel deadlines: each hart's list is well linked, sorted, made of live threads that say
+//!   they are on it (and have a receiver slot), and its head is what the hart's timer expects
+//!   (`deadline::check`).
 //!
 //! The tables it fills are bounded; running out is reported, not a violation.
 use crate::kcell::KCell;
@@ -91,6 +94,7 @@ pub fn check() -> Report {
     }
     check_overlaps(&mut c, tb);
     asid::for_each_vspace(|a, root| check_vspace(&mut c, tb, a, root));
+    crate::deadline::check(&mut |a| c.violation(a));
     c.report.truncated = tb.truncated;
     c.report
 }

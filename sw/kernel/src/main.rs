@@ -13,6 +13,8 @@ mod boot;
 #[cfg(target_arch = "riscv64")]
 mod console;
 #[cfg(target_arch = "riscv64")]
+mod deadline;
+#[cfg(target_arch = "riscv64")]
 mod debug;
 #[cfg(target_arch = "riscv64")]
 mod fastpath;

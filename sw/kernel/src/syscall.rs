@@ -61,6 +61,7 @@ fn handle_syscall(me: &mut Tcb) {
             receive(me, true);
         }
         nr::YIELD => sched::yield_current(),
+        nr::SET_DEADLINE => crate::deadline::set_deadline(me),
         n if crate::debug::handle(me, n) => {}
         n => {
             me.ctx.sepc = me.restart_pc;

@@ -16,6 +16,7 @@ pub mod rt;
 pub mod syscall;
 pub mod task;
 pub mod tcb;
+pub mod time;
 pub mod uintr;
 pub mod untyped;
 pub mod vspace;

@@ -168,3 +168,27 @@ pub fn debug_thread_entries(tcb: usize) -> Option<usize> {
         n => Some(n),
     }
 }
+
+/// Why SetDeadline refused (`abi::deadline`): an `abi::error` code and its detail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeadlineError {
+    pub code: usize,
+    pub detail: u64,
+}
+
+impl core::fmt::Display for DeadlineError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{} (detail {:#x})", crate::invoke::error_name(self.code), self.detail)
+    }
+}
+
+/// SetDeadline: arm the calling thread's kernel deadline at `at` (timebase ticks; 0 =
+/// `abi::deadline::CANCEL`), raising `vector` on its U-notification when it passes (at once if
+/// it has). Returns the deadline it replaced (0: none).
+pub fn set_deadline(at: u64, vector: usize) -> Result<u64, DeadlineError> {
+    let r = sys6(nr::SET_DEADLINE, [at as usize, vector, 0, 0, 0, 0]);
+    match r[0] {
+        0 => Ok(r[1] as u64),
+        code => Err(DeadlineError { code, detail: r[1] as u64 }),
+    }
+}

@@ -38,6 +38,8 @@ mod t_preempt;
 #[cfg(target_arch = "riscv64")]
 mod t_tcb;
 #[cfg(target_arch = "riscv64")]
+mod t_timer;
+#[cfg(target_arch = "riscv64")]
 mod t_uintr;
 #[cfg(target_arch = "riscv64")]
 mod t_uintr_irq;
@@ -147,6 +149,12 @@ mod rt {
         ("async_server_death", crate::t_async::server_death),
         ("async_client_death", crate::t_async::client_death),
         ("async_hostile_ring_indices", crate::t_async::hostile_ring_indices),
+        ("timer_deadline_abi", crate::t_timer::deadline_abi),
+        ("timer_sleep_wakes_in_order", crate::t_timer::sleep_wakes_in_order),
+        ("timer_timeout", crate::t_timer::timeout),
+        ("timer_dropped_sleep_cancelled", crate::t_timer::dropped_sleep_cancelled),
+        ("timer_deadline_follows_the_thread", crate::t_timer::deadline_follows_the_thread),
+        ("timer_deadlines_on_every_hart", crate::t_timer::deadlines_on_every_hart),
         ("preempt_long_retype", crate::t_preempt::long_retype),
         ("preempt_long_revoke", crate::t_preempt::long_revoke),
         ("preempt_big_cnode_delete", crate::t_preempt::big_cnode_delete),

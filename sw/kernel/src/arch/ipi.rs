@@ -62,4 +62,6 @@ pub fn take_mail(cpu: &PerCpu) {
     if msgs & Msg::Stop as usize != 0 {
         crate::smp::stop_this_hart(cpu);
     }
+    // Another hart may have queued a kernel deadline here that our timer does not cover yet.
+    super::timer::sync();
 }

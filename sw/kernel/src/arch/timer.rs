@@ -1,12 +1,24 @@
-//! The per-hart tick: Sstc's `stimecmp` where the hart has it, SBI TIME otherwise.
+//! The per-hart timer: Sstc's `stimecmp` where the hart has it, SBI TIME otherwise. Each hart
+//! programs it for the earlier of its next scheduler tick and the head of its kernel-deadline
+//! list (`crate::deadline`), so one timer serves both.
 use super::csr::*;
 use crate::percpu::PerCpu;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use platform::image::MAX_HARTS;
 
 /// 2 ms, seL4's default tick; also keeps boot checks short in the RTL simulation.
 pub const TICK_HZ: u64 = 500;
 static USE_SSTC: AtomicBool = AtomicBool::new(false);
 static TICK_INTERVAL: AtomicU64 = AtomicU64::new(0);
+
+#[allow(clippy::declare_interior_mutable_const)]
+const NONE: AtomicU64 = AtomicU64::new(u64::MAX);
+/// Per hart: when its next scheduler tick is due, the earliest kernel deadline on its list
+/// (written by any hart under the kernel lock; u64::MAX = none) and what its timer is set to
+/// (that hart only). Read by the hart itself, also without the lock.
+static NEXT_TICK: [AtomicU64; MAX_HARTS] = [NONE; MAX_HARTS];
+static EARLIEST: [AtomicU64; MAX_HARTS] = [NONE; MAX_HARTS];
+static PROGRAMMED: [AtomicU64; MAX_HARTS] = [NONE; MAX_HARTS];
 
 /// Decide once, on the boot hart: Sstc only if the device tree advertises it on every hart
 /// and the firmware really enabled it (menvcfg.STCE), which a probe read tells.
@@ -21,7 +33,8 @@ pub fn uses_sstc() -> bool {
     USE_SSTC.load(Ordering::Relaxed)
 }
 
-fn program(deadline: u64) {
+fn program(h: usize, deadline: u64) {
+    PROGRAMMED[h].store(deadline, Ordering::Relaxed);
     if uses_sstc() {
         csrw!("0x14d", deadline as usize); // stimecmp
     } else {
@@ -29,9 +42,15 @@ fn program(deadline: u64) {
     }
 }
 
+fn hart() -> usize {
+    crate::percpu::this().hart
+}
+
 /// Start this hart's periodic tick.
 pub fn start() {
-    program(super::cpu::time() + TICK_INTERVAL.load(Ordering::Relaxed));
+    let h = hart();
+    NEXT_TICK[h].store(super::cpu::time() + TICK_INTERVAL.load(Ordering::Relaxed), Ordering::Relaxed);
+    program(h, NEXT_TICK[h].load(Ordering::Relaxed).min(EARLIEST[h].load(Ordering::Relaxed)));
     csrs!("sie", SIE_STIE);
 }
 
@@ -39,8 +58,41 @@ pub fn stop() {
     csrc!("sie", SIE_STIE);
 }
 
-pub fn on_interrupt(cpu: &PerCpu) {
-    cpu.ticks.fetch_add(1, Ordering::Relaxed);
-    // The next deadline is relative to now, so a slow (simulated) hart never storms.
-    program(super::cpu::time() + TICK_INTERVAL.load(Ordering::Relaxed));
+/// A timer interrupt on this hart, after `deadline::expire` (where that runs): account the
+/// tick if one is due, and set the timer for the next event. True if a tick was due.
+pub fn on_interrupt(cpu: &PerCpu) -> bool {
+    let h = cpu.hart;
+    let now = super::cpu::time();
+    let tick = now >= NEXT_TICK[h].load(Ordering::Relaxed);
+    if tick {
+        cpu.ticks.fetch_add(1, Ordering::Relaxed);
+        // The next tick is relative to now, so a slow (simulated) hart never storms.
+        NEXT_TICK[h].store(now + TICK_INTERVAL.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+    let next_tick = NEXT_TICK[h].load(Ordering::Relaxed);
+    // A deadline still in the past was not expired here (an interrupt taken without the
+    // kernel lock, during the boot checks): the tick after it serves it.
+    let earliest = EARLIEST[h].load(Ordering::Relaxed);
+    program(h, if earliest > now { next_tick.min(earliest) } else { next_tick });
+    tick
+}
+
+/// The earliest kernel deadline on hart `h`'s list changed (kernel lock held).
+pub fn set_earliest(h: usize, at: u64) {
+    EARLIEST[h].store(at, Ordering::Relaxed);
+}
+
+pub fn earliest(h: usize) -> u64 {
+    EARLIEST[h].load(Ordering::Relaxed)
+}
+
+/// On this hart: if its list now has a deadline earlier than the timer is set to, bring the
+/// timer forward (a later one is left alone: the early interrupt finds nothing and re-arms).
+/// After arming here, and on every IPI, since another hart may have queued one here.
+pub fn sync() {
+    let h = hart();
+    let earliest = EARLIEST[h].load(Ordering::Relaxed);
+    if earliest < PROGRAMMED[h].load(Ordering::Relaxed) {
+        program(h, earliest);
+    }
 }

@@ -84,6 +84,8 @@ pub struct Tcb {
     pub entries: u64,
     /// What user-interrupt hardware it may hold (`abi::uintr::GRANT_*`, UintrControl).
     pub uintr_grants: u8,
+    /// Its kernel deadline (crate::deadline).
+    pub deadline: crate::deadline::Armed,
 }
 
 const _: () = assert!(core::mem::size_of::<Tcb>() <= 1 << abi::object::TCB_BITS);
@@ -140,6 +142,7 @@ pub fn create(pa: u64, hart: usize) {
         uintr_grants: 0,
         uintr: Default::default(),
         entries: 0,
+        deadline: Default::default(),
     });
     let t = at::<Tcb>(pa);
     // SAFETY: ALL is only touched under the kernel lock.
@@ -172,6 +175,7 @@ pub fn suspend(t: &mut Tcb) {
     }
     t.state = State::Inactive;
     sched::dequeue(t);
+    crate::deadline::on_suspend(t);
 }
 
 /// Take the thread out of whatever IPC it is blocked in. Blocked senders and receivers are left
@@ -208,6 +212,7 @@ pub fn destroy(pa: u64, finals: &mut dyn FnMut(Cap)) {
         super::notification::unbind(at(t.bound_ntfn));
     }
     crate::uintr::tcb_destroyed(t);
+    crate::deadline::cancel(t);
     for i in 0..SLOTS {
         if let Some(f) = caps::cdt::delete(&mut KSlots, t.slot(i)) {
             finals(f);
@@ -466,6 +471,7 @@ pub fn invoke(me: &mut Tcb, target: u64, m: &Msg) -> InvResult {
                 return Err(Error::IllegalOperation);
             }
             sched::set_affinity(t, hart);
+            crate::deadline::on_affinity(t);
             Ok(0)
         }
         label::TCB_SET_TLS_BASE => {
@@ -484,6 +490,7 @@ pub fn invoke(me: &mut Tcb, target: u64, m: &Msg) -> InvResult {
 fn resume_thread(t: &mut Tcb) {
     cancel_ipc(t);
     sched::make_runnable(t);
+    crate::deadline::on_resume(t);
 }
 
 fn read_regs(t: &Tcb) -> [usize; regs::COUNT] {

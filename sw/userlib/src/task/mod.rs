@@ -21,6 +21,7 @@ mod park;
 mod runqueue;
 mod shared;
 mod slot;
+pub mod timer;
 mod waker;
 mod yield_now;
 

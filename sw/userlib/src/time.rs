@@ -1,0 +1,44 @@
+//! Time: the timebase counter (CLINT `mtime`, read with `rdtime`; on cores without a `time`
+//! CSR the firmware emulates the read), in ticks of `BootInfo::timebase_hz`
+//! (platform.toml's `clock.timebase_hz` on our SoC, the device tree's everywhere).
+
+/// The timebase counter now.
+#[cfg(target_arch = "riscv64")]
+#[inline(always)]
+pub fn now() -> u64 {
+    let t: u64;
+    // SAFETY: reads a counter (scounteren allows it; the firmware emulates it where absent).
+    unsafe { core::arch::asm!("rdtime {0}", out(reg) t, options(nomem, nostack)) };
+    t
+}
+
+#[cfg(not(target_arch = "riscv64"))]
+pub fn now() -> u64 {
+    unimplemented!("the timebase exists only on the RISC-V target; host tests supply a Clock")
+}
+
+/// Converts between timebase ticks and time units at a known frequency.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timebase {
+    pub hz: u64,
+}
+
+impl Timebase {
+    pub const fn new(hz: u64) -> Timebase {
+        Timebase { hz }
+    }
+
+    /// Ticks in `us` microseconds, rounded up (a sleep never ends early).
+    pub const fn from_micros(&self, us: u64) -> u64 {
+        (us as u128 * self.hz as u128).div_ceil(1_000_000) as u64
+    }
+
+    pub const fn from_millis(&self, ms: u64) -> u64 {
+        self.from_micros(ms.saturating_mul(1000))
+    }
+
+    /// Whole microseconds in `ticks`.
+    pub const fn to_micros(&self, ticks: u64) -> u64 {
+        (ticks as u128 * 1_000_000 / self.hz as u128) as u64
+    }
+}
