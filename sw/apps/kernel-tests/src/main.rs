@@ -168,8 +168,9 @@ mod rt {
     ];
 
     /// The `rtl-subset` feature builds an image for the slow RTL simulation: the basic boot
-    /// tests, the user-interrupt tests and the IPC benchmarks (the fastpath's same-hart round
-    /// trip, the cross-hart one) only. `make bench-lock` runs the lock-hold benchmark there
+    /// tests, the user-interrupt tests, one short timer test (kernel deadlines through the
+    /// UINTC) and the IPC benchmarks (the fastpath's same-hart round trip, the cross-hart one)
+    /// only. `make bench-lock` runs the lock-hold benchmark there
     /// (about 20 M cycles of its own).
     /// `KTEST_ONLY=a,b make sw` (at build time) keeps only the tests whose names contain one
     /// of the patterns: quick iterations, mostly for the RTL simulation.
@@ -179,7 +180,10 @@ mod rt {
         }
         !cfg!(feature = "rtl-subset")
             || name.starts_with("uintr_")
-            || matches!(name, "bootinfo" | "debug_output" | "fastpath_call_replyrecv" | "bench_round_trip" | "bench_round_trip_other_space")
+            || matches!(
+                name,
+                "bootinfo" | "debug_output" | "fastpath_call_replyrecv" | "bench_round_trip" | "bench_round_trip_other_space" | "timer_sleep_wakes_in_order"
+            )
     }
 
     extern "C" fn main(bootinfo: usize) -> ! {
