@@ -237,7 +237,7 @@ pub fn sleep_wakes_in_order(env: &mut Env) -> TResult {
         ensure!(st(stat::DEADLINES_FIRED) > fired, "no kernel deadline fired");
         ensure_eq!(th.pending(), 0, "timers left in the wheel");
         ensure_eq!(st(stat::DEADLINES_ARMED), base, "a kernel deadline left armed");
-        print!("({} waits, {} kernel deadlines armed, witness {} counts) ", park.waits.load(SeqCst), th.timers().arms.load(SeqCst), ran);
+        print!("({} waits, {} deadlines armed, witness {}) ", park.waits.load(SeqCst), th.timers().arms.load(SeqCst), ran);
         Ok(())
     })
 }
