@@ -15,7 +15,9 @@
 //! Suspend takes the thread off its hart's list but keeps the deadline in the TCB; Resume puts
 //! it back (firing it if it passed meanwhile), so a suspended thread costs its hart nothing and
 //! a resumed one still wakes. SetAffinity moves it to the new hart's list. Deleting the thread,
-//! or losing its receiver slot, cancels it. All of it runs under the kernel lock.
+//! or unbinding its U-notification, cancels it; if its receiver slot goes through a withdrawn
+//! UintrControl grant, the deadline fires into nothing at its time. All of it runs under the
+//! kernel lock.
 use crate::arch::{self, ipi::Msg};
 use crate::ipc::{A0, A1};
 use crate::kcell::KCell;
@@ -251,8 +253,8 @@ pub fn armed() -> u64 {
 // ---- the consistency checker -----------------------------------------------------------------
 
 /// Every list is well linked, sorted, of the length it records, made of live threads that say
-/// they are on it, each with a receiver slot and a vector; no other thread says it is listed;
-/// each hart's timer knows its head.
+/// they are on it, each with a vector; no other thread says it is listed; each hart's timer
+/// knows its head.
 pub fn check(violation: &mut dyn FnMut(core::fmt::Arguments)) {
     let mut threads = 0usize;
     let mut flagged = [0usize; MAX_HARTS];
@@ -278,8 +280,8 @@ pub fn check(violation: &mut dyn FnMut(core::fmt::Arguments)) {
             if !d.queued || d.hart as usize != h || d.prev != prev {
                 violation(format_args!("deadline list of hart {h}: tcb {:#x} not linked as listed here (queued {}, hart {})", t.pa(), d.queued, d.hart));
             }
-            if d.at == 0 || d.at < last_at || d.vector as usize > MAX_VECTOR || t.uintr.slot == 0 {
-                violation(format_args!("deadline list of hart {h}: tcb {:#x} at {} after {}, vector {}, slot {}", t.pa(), d.at, last_at, d.vector, t.uintr.slot));
+            if d.at == 0 || d.at < last_at || d.vector as usize > MAX_VECTOR {
+                violation(format_args!("deadline list of hart {h}: tcb {:#x} at {} after {}, vector {}", t.pa(), d.at, last_at, d.vector));
             }
             last_at = d.at;
             prev = p;

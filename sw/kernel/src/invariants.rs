@@ -10,7 +10,7 @@
 //!   that very mapping (a table by a PageTable cap, a page by a Frame cap of its size), so no
 //!   freed table or kernel memory is reachable from user mode.
 //! * kernel deadlines: each hart's list is well linked, sorted, made of live threads that say
-//!   they are on it (and have a receiver slot), and its head is what the hart's timer expects
+//!   they are on it, and its head is what the hart's timer expects
 //!   (`deadline::check`).
 //!
 //! The tables it fills are bounded; running out is reported, not a violation.

@@ -137,6 +137,11 @@ pub fn bind(n: &mut Notification, t: &mut Tcb) -> Result<(), Error> {
 }
 
 pub fn unbind(n: &mut Notification) {
+    // SAFETY: a bound TCB is live.
+    if let (true, Some(t)) = (n.uslot != 0, unsafe { n.bound.as_mut() }) {
+        // Its kernel deadline would have no receiver slot to raise its vector on.
+        crate::deadline::cancel(t);
+    }
     crate::uintr::free_receiver(n);
     // SAFETY: a bound TCB is live.
     if let Some(t) = unsafe { n.bound.as_mut() } {

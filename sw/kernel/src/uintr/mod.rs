@@ -406,8 +406,6 @@ pub fn free_receiver(n: &mut Notification) {
         crate::object::irq::receiver_gone(ntfn);
         unpark(t);
         reload(t);
-        // Its kernel deadline has nowhere to go now.
-        crate::deadline::cancel(t);
         t.uintr.slot = 0;
         t.uintr.sideleg &= !USIP;
         if t.state == State::BlockedOnNotification && t.blocked_on == ntfn {
