@@ -1,7 +1,7 @@
 //! The client against in-process servers on loopback: a correct one (every byte plus one), one
 //! that drops a connection mid-run, one that answers wrongly, and none at all.
 use loadgen::{run, Config, Stop};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -11,21 +11,23 @@ use tokio::net::TcpListener;
 #[derive(Clone, Copy)]
 enum Fault {
     None,
-    /// The `n`-th accepted connection is closed after 5 requests.
-    CloseAfterFive(usize),
-    /// The `n`-th accepted connection gets a wrong byte in its 3rd response.
-    WrongThird(usize),
+    /// The first connection to reach its 6th request is closed instead of answering it
+    /// (whichever it is, as below).
+    CloseAfterFiveOnce,
+    /// The first connection to reach its 3rd response gets a wrong byte in it (whichever it
+    /// is: on a loaded host one connection may finish the whole count before another starts).
+    WrongThirdOnce,
 }
 
 /// Serve fixed-size requests with `size`-byte responses; returns the port.
 async fn server(size: usize, fault: Fault) -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = l.local_addr().unwrap().port();
-    let accepted = Arc::new(AtomicUsize::new(0));
+    let faulted = Arc::new(AtomicBool::new(false));
     tokio::spawn(async move {
         loop {
             let (mut s, _) = l.accept().await.unwrap();
-            let n = accepted.fetch_add(1, Ordering::Relaxed);
+            let faulted = faulted.clone();
             tokio::spawn(async move {
                 let mut buf = vec![0u8; size];
                 for k in 0.. {
@@ -33,13 +35,13 @@ async fn server(size: usize, fault: Fault) -> u16 {
                         return;
                     }
                     match fault {
-                        Fault::CloseAfterFive(m) if m == n && k == 5 => return,
+                        Fault::CloseAfterFiveOnce if k == 5 && !faulted.swap(true, Ordering::Relaxed) => return,
                         _ => {}
                     }
                     for b in buf.iter_mut() {
                         *b = b.wrapping_add(1);
                     }
-                    if matches!(fault, Fault::WrongThird(m) if m == n && k == 2) {
+                    if matches!(fault, Fault::WrongThirdOnce) && k == 2 && !faulted.swap(true, Ordering::Relaxed) {
                         buf[0] ^= 0x80;
                     }
                     if s.write_all(&buf).await.is_err() {
@@ -92,7 +94,7 @@ async fn duration_runs_stop_on_time_after_the_warm_up() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_connection_is_reported_and_the_rest_keep_measuring() {
-    let port = server(64, Fault::CloseAfterFive(2)).await;
+    let port = server(64, Fault::CloseAfterFiveOnce).await;
     let r = run(config(port, 4, 64, Stop::Requests(600))).await;
     assert_eq!(r.errors, 1);
     assert_eq!(r.requests, 600, "the three live connections finish the count");
@@ -100,7 +102,7 @@ async fn a_dead_connection_is_reported_and_the_rest_keep_measuring() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wrong_response_kills_its_connection() {
-    let port = server(16, Fault::WrongThird(0)).await;
+    let port = server(16, Fault::WrongThirdOnce).await;
     let r = run(config(port, 2, 16, Stop::Requests(100))).await;
     assert_eq!((r.errors, r.requests), (1, 100));
 }
