@@ -3,6 +3,9 @@ use crate::kcell::KCell;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use platform::image::MAX_HARTS;
 
+/// One cache line per hart at least: an idle hart spins on its own `mailbox` while the others
+/// write their own `in_user` on every kernel entry and exit, and a shared line would bounce.
+#[repr(align(64))]
 pub struct PerCpu {
     pub hart: usize,
     pub online: AtomicBool,

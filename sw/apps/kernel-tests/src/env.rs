@@ -199,6 +199,16 @@ pub fn tp() -> usize {
     userlib::ipc::ipc_buffer_addr()
 }
 
+/// Core cycles of wall time: mtime scaled to the core clock (on the RTL the RTC ticks at the bus
+/// clock / 10). For intervals in which this hart may sleep: Rocket's cycle counter stops in
+/// `wfi`. On our SoC `rdtime` traps to the firmware (a few hundred cycles per read).
+pub fn wall_cycles() -> usize {
+    let v: usize;
+    // SAFETY: reads a counter CSR user mode may read.
+    unsafe { core::arch::asm!("rdtime {0}", out(reg) v, options(nomem, nostack)) };
+    v * (platform::clock::CORE_HZ / platform::clock::TIMEBASE_HZ)
+}
+
 pub fn rdcycle() -> usize {
     let v: usize;
     // SAFETY: reads a counter CSR (the kernel lets user mode read it).

@@ -1,5 +1,5 @@
 //! The IPC fastpath and round-trip cost.
-use crate::env::{rdcycle, Env, TResult, ThreadCfg, BENCH};
+use crate::env::{wall_cycles, Env, TResult, ThreadCfg, BENCH};
 use abi::{object as o, stat, MessageInfo};
 use core::sync::atomic::Ordering;
 use userlib::invoke::rights;
@@ -24,16 +24,17 @@ extern "C" fn ping_server(ep: usize) -> ! {
     }
 }
 
-/// `rounds` Call round trips, each one region `R`; returns cycles per round trip.
+/// `rounds` Call round trips, each one region `R`; returns cycles of wall time per round trip
+/// (not `rdcycle`: the caller's hart may sleep in `wfi` while a server on another hart works).
 fn ping<const R: u16>(cap: usize, rounds: usize) -> Result<usize, crate::env::Fail> {
-    let t0 = rdcycle();
+    let t0 = wall_cycles();
     for i in 0..rounds {
         marker::begin::<R>();
         let (_, _, mrs) = syscall::call(cap, MessageInfo::new(0, 0, 0, 1), [i, 0, 0, 0]);
         marker::end::<R>();
         ensure_eq!(mrs[0], i + 1, "ping reply");
     }
-    Ok((rdcycle() - t0) / rounds.max(1))
+    Ok((wall_cycles() - t0) / rounds.max(1))
 }
 
 pub fn fastpath(env: &mut Env) -> TResult {

@@ -161,6 +161,7 @@ fn write_all(c: &Csrs) {
     csrw_n!(csr::SUIRS, c.suirs);
 }
 
+#[inline(always)]
 pub fn hardware() -> bool {
     uintc::hardware()
 }

@@ -55,6 +55,7 @@ pub fn init(mmio: Option<(usize, usize)>) {
     match mmio {
         Some((base, n)) => {
             st.mmio = base;
+            HARDWARE.store(true, core::sync::atomic::Ordering::Relaxed);
             st.count = if n == 0 { DEFAULT_SLOTS } else { n.min(MAX_SLOTS) };
             for i in 0..st.count as u16 {
                 reset(i);
@@ -64,8 +65,12 @@ pub fn init(mmio: Option<(usize, usize)>) {
     }
 }
 
+/// Set once at boot, read on every trap: a plain flag rather than a look into the slot state.
+static HARDWARE: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+#[inline(always)]
 pub fn hardware() -> bool {
-    s().mmio != 0
+    HARDWARE.load(core::sync::atomic::Ordering::Relaxed)
 }
 
 pub fn count() -> usize {
