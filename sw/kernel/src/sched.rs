@@ -365,6 +365,7 @@ fn run(t: &mut Tcb) -> ! {
         cpu.tlb_seen.store(gen, Ordering::Relaxed);
     }
     cpu.active_asid.store(asid, Ordering::Relaxed);
+    crate::mm::icache::sync_before_user(cpu.hart);
     crate::uintr::switch_to(t);
     cpu.in_user.store(true, Ordering::Release);
     lock::release();

@@ -1,5 +1,6 @@
 //! Memory: the kernel window, the boot frame allocator and the kernel address space.
 pub mod frames;
+pub mod icache;
 pub mod kspace;
 pub mod probe;
 

@@ -210,6 +210,9 @@ pub fn invoke_frame(me: &mut Tcb, slot: u64, cap: Cap, m: &Msg) -> InvResult {
                 return Err(Error::DeleteFirst);
             }
             *pte = Pte::new(base as usize, flags);
+            if flags.contains(Flags::X) {
+                crate::mm::icache::code_mapped();
+            }
             if mapped.is_some() {
                 crate::sched::shootdown(Some(asid));
             } else {

@@ -1,0 +1,36 @@
+//! Instruction fetch after new code is mapped. A loader (e.g. `userlib::process`) writes a
+//! program into frames through a data mapping on one hart, then maps them executable for a
+//! thread that may run on any hart. RISC-V does not keep instruction fetch coherent with
+//! stores: a hart is only guaranteed to fetch what was stored after it executes `fence.i`
+//! (Rocket's I-cache is not coherent; QEMU does not care). So every executable mapping bumps an
+//! epoch, and a hart executes `fence.i` before it next enters user mode if the epoch moved
+//! since its last `fence.i`: one load and compare per return to user, a `fence.i` only after a
+//! new X mapping (rare: process start). The stores precede the Page_Map call on the writing
+//! hart, and the kernel lock orders that call before the other hart's return to user.
+//! Not covered: a thread already running on another hart that jumps into freshly mapped code
+//! without entering the kernel (user code that generates code must then synchronise itself).
+use core::sync::atomic::{AtomicU64, Ordering};
+use platform::image::MAX_HARTS;
+
+/// Executable mappings made so far (starts at 1, so every hart fences before its first entry).
+static EPOCH: AtomicU64 = AtomicU64::new(1);
+#[allow(clippy::declare_interior_mutable_const)]
+const ZERO: AtomicU64 = AtomicU64::new(0);
+/// The epoch each hart last synchronised its instruction fetch with.
+static SEEN: [AtomicU64; MAX_HARTS] = [ZERO; MAX_HARTS];
+
+/// A user page was just mapped executable.
+pub fn code_mapped() {
+    EPOCH.fetch_add(1, Ordering::Release);
+}
+
+/// Before entering user mode on `hart`: make instruction fetch see every store made before the
+/// latest executable mapping.
+pub fn sync_before_user(hart: usize) {
+    let now = EPOCH.load(Ordering::Acquire);
+    if SEEN[hart].load(Ordering::Relaxed) != now {
+        // SAFETY: fence.i only orders this hart's instruction fetch after earlier memory writes.
+        unsafe { core::arch::asm!(".option push", ".option arch, +zifencei", "fence.i", ".option pop") };
+        SEEN[hart].store(now, Ordering::Relaxed);
+    }
+}
