@@ -15,6 +15,8 @@
 #   make run-net    the network system (sw/apps/net-system) under QEMU, 4 harts, with user-mode
 #                   networking: prints `connect to 127.0.0.1:PORT` and serves until stopped
 #                   (NET_PORT=5555 NET_REQUEST=64 bytes NET_WORK=0 rounds NET_SPIN=0 cycles)
+#   make bench-ipc  the IPC benchmark (sync and async, sw/apps/ipc-bench) on the 4-hart RTL
+#                   (~30 min; TARGET=qemu for a quick functional run): build/bench/ipc.csv + plots
 #   make sim-uintr  the user-interrupt tests and benchmarks on the 4-hart RTL (the suite's
 #                   rtl-subset build; prints the latencies next to the kernel-forwarded baseline)
 #   make constants  the shared constants in every language (build/gen/)
@@ -75,7 +77,7 @@ PROFILE_ARGS = $(if $(PROFILE),+profile=$(abspath $(PROFILE)) $(if $(PROFILE_EVE
   $(if $(PROFILE_REGION),+profile-region=$(PROFILE_REGION),),)
 
 .PHONY: net-image run-net test-net loadgen bench-tcp
-.PHONY: all deps sw run fuzz leak bench-lock profile-ipc test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
+.PHONY: all deps sw run fuzz leak bench-lock profile-ipc bench-ipc test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
 
 all: sw
 
@@ -100,11 +102,17 @@ constants: | $(DEPS_DONE)
 
 # The processes of sw/image.toml other than the root task, packed into every image.
 PROCESS_ELFS := --elf hello-proc=$(BUILD)/sw/hello-proc.elf
+# The IPC benchmark's own system (sw/apps/ipc-bench/app.toml): full sweep, and the short one
+# (`quick` feature) that make test runs on the RTL.
+IPC_BENCH_IMAGE := $(BUILD)/sw/image-ipc-bench.bin
+IPC_BENCH_QUICK_IMAGE := $(BUILD)/sw/image-ipc-bench-quick.bin
+IPC_BENCH_MANIFEST := sw/apps/ipc-bench/app.toml
 
 # Cargo tracks its own inputs; this rule always asks it and then re-assembles the image.
 sw: | $(DEPS_DONE)
-	$(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p firmware -p kernel -p roottask -p kernel-tests -p hello-proc
+	$(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p firmware -p kernel -p roottask -p kernel-tests -p hello-proc -p ipc-bench
 	@mkdir -p $(BUILD)/sw
+	for b in root client server; do cp $(SW_OUT)/ipc-bench-$$b $(BUILD)/sw/ipc-bench-$$b.elf; done
 	cp $(SW_OUT)/hello-proc $(BUILD)/sw/hello-proc.elf
 	cp $(SW_OUT)/firmware $(BUILD)/sw/firmware.elf
 	cp $(SW_OUT)/kernel $(BUILD)/sw/kernel.elf
@@ -114,6 +122,8 @@ sw: | $(DEPS_DONE)
 	# rtl-subset one (one output path, two feature sets) and the RTL runs the whole suite.
 	CARGO_TARGET_DIR=$(BUILD)/cargo-rtl $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p kernel-tests --features rtl-subset
 	cp $(BUILD)/cargo-rtl/$(RUST_TARGET)/release/kernel-tests $(BUILD)/sw/kernel-tests-rtl.elf
+	CARGO_TARGET_DIR=$(BUILD)/cargo-rtl $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p ipc-bench --features quick
+	cp $(BUILD)/cargo-rtl/$(RUST_TARGET)/release/ipc-bench-client $(BUILD)/sw/ipc-bench-client-quick.elf
 	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
 	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/roottask.elf -o $(IMAGE) \
 	  --part-out modules=$(MODULES_BIN)
@@ -123,6 +133,9 @@ sw: | $(DEPS_DONE)
 	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
 	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests-rtl.elf -o $(UINTR_IMAGE)
 	python3 scripts/mkimage.py --flat $(BUILD)/sw/kernel.elf -o $(KERNEL_BIN)
+	for v in "" -quick; do python3 scripts/mkimage.py --manifest $(IPC_BENCH_MANIFEST) --elf firmware=$(BUILD)/sw/firmware.elf \
+	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/ipc-bench-root.elf --elf ipc-bench-server=$(BUILD)/sw/ipc-bench-server.elf \
+	  --elf ipc-bench-client=$(BUILD)/sw/ipc-bench-client$$v.elf -o $(BUILD)/sw/image-ipc-bench$$v.bin || exit 1; done
 
 # The network system: its own manifest (sw/apps/net-system/app.toml), root task and processes;
 # the NET_* settings are compiled into its root task.
@@ -209,7 +222,7 @@ test-nofp: sw
 
 test-boot: sw
 	python3 scripts/boot_test.py --image $(IMAGE) --kernel $(KERNEL_BIN) --modules $(MODULES_BIN) \
-	  --suite-image $(KTEST_IMAGE) --suite-modules $(KTEST_MODULES)
+	  --suite-image $(KTEST_IMAGE) --suite-modules $(KTEST_MODULES) --bench-image $(IPC_BENCH_IMAGE)
 
 verilog: | $(DEPS_DONE)
 	$(MAKE) -C hw verilog CONFIG=$(CONFIG) BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
@@ -234,7 +247,7 @@ test-rtl: | $(DEPS_DONE)
 # The real image on the 4-hart RTL (fast build), checked like the QEMU boots.
 test-sim: sw
 	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
-	python3 scripts/boot_test.py --image $(IMAGE) --suite-image $(UINTR_IMAGE) --harts 4 \
+	python3 scripts/boot_test.py --image $(IMAGE) --suite-image $(UINTR_IMAGE) --bench-image $(IPC_BENCH_QUICK_IMAGE) --harts 4 \
 	  --sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=)
 
 # The worst kernel lock hold under a hostile thread (bench_lock_hold), alone on the 4-hart RTL.
@@ -267,6 +280,14 @@ profile-ipc: | $(DEPS_DONE)
 	@rm -rf $(IPC_PROF)-elf && mkdir -p $(IPC_PROF)-elf && cp $(BUILD)/sw/*.elf $(IPC_PROF)-elf/
 	@$(MAKE) --no-print-directory sw >/dev/null
 	@cat $(IPC_PROF).txt; echo "profile-ipc: $(IPC_PROF).{txt,folded,prof,log} (ELFs: $(IPC_PROF)-elf)"
+# The IPC benchmark (sw/apps/ipc-bench): every variant, concurrency and work on the 4-hart RTL
+# (TARGET=qemu: the same sweep under QEMU, functional only), then build/bench/ipc.csv and
+# PNG plots beside the published figures (scripts/ipc_bench.py).
+TARGET ?= rtl
+bench-ipc: sw
+	$(if $(filter qemu,$(TARGET)),,$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=)
+	python3 scripts/ipc_bench.py --image $(IPC_BENCH_IMAGE) --out $(BUILD)/bench --target $(TARGET) \
+	  $(if $(filter qemu,$(TARGET)),,--sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=))
 
 sim-uintr: sw
 	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=

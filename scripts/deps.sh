@@ -7,7 +7,7 @@ set -euo pipefail
 
 # Debian packages: cross toolchain, emulator + its bundled OpenSBI, device-tree compiler,
 # RTL simulator, JDK + Maven for the Chisel build, Tcl for the FPGA scripts' checks, and the
-# aarch64 cross compiler for the board's PS-side loader.
+# aarch64 cross compiler for the board's PS-side loader, matplotlib for the benchmark plots.
 APT_PACKAGES=(
   qemu-system-misc opensbi
   gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf picolibc-riscv64-unknown-elf
@@ -16,7 +16,7 @@ APT_PACKAGES=(
   default-jdk-headless maven
   tcl
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross
-  python3
+  python3 python3-matplotlib
   make g++ zlib1g-dev curl ca-certificates
 )
 RUST_TARGETS=(riscv64imac-unknown-none-elf riscv64gc-unknown-none-elf)
