@@ -67,6 +67,39 @@ def expect_suite(inner):
     return check
 
 
+def expect_ipc_bench(works, concurrency):
+    """The IPC benchmark (sw/apps/ipc-bench) ran every point of its sweep, checked every reply
+    and count itself (its verdict), and reported what the points say about the paths taken."""
+    def check(out):
+        problems = expect_healthy_boot(4)(out)
+        rows = [dict(kv.split("=", 1) for kv in l.split()[1:]) for l in out.splitlines() if l.startswith("result ")]
+        got = {(r["variant"], int(r["concurrency"]), r["work"]) for r in rows}
+        want = {(v, 1, w) for v in ("sync-slow", "sync-fast", "sync-cross") for w in works}
+        want |= {(v, c, w) for v in ("async-same", "async-cross") for c in concurrency for w in works}
+        if got != want:
+            problems.append(f"points missing {sorted(want - got)}, unexpected {sorted(got - want)}")
+        if len(rows) != len(got):
+            problems.append("a point was reported twice")
+        for r in rows:
+            # The sync fastpath variant took the fastpath, the others did not (the client
+            # checks this too); no sync variant sends U-notifications.
+            fast = float(r["fastpath_per_ipc"])
+            if r["variant"] == "sync-fast" and fast < 0.9 or r["variant"] in ("sync-slow", "sync-cross") and fast != 0:
+                problems.append(f"{r['variant']} {r['work']}: {fast} fastpath calls per IPC")
+            if r["variant"].startswith("sync") and float(r["notifications_per_ipc"]) != 0:
+                problems.append(f"{r['variant']} {r['work']}: U-notifications in sync IPC")
+        for line in ["every reply right and every count adds up", "[ipc-bench] verdict: ok",
+                     "[kernel] DebugHalt(0) from the root task"]:
+            if line not in out:
+                problems.append(f"missing '{line}'")
+        return problems
+    return check
+
+
+IPC_BENCH_FULL = expect_ipc_bench(["none", "matmul4", "heavy"], [1, 2, 4, 8, 16, 32, 64])
+IPC_BENCH_QUICK = expect_ipc_bench(["matmul4"], [1, 8, 64])
+
+
 def expect_panic(out):
     return [] if "[kernel] PANIC" in out and "injected" in out else ["no injected panic in the output"]
 
@@ -126,8 +159,16 @@ SIM_MIN_HZ = 25_000
 SIM_SUITE_MAX_CYCLES = 80_000_000
 
 
-def sim_cases(image, sim, harts, suite_image=None):
+# The IPC benchmark's short sweep (make test) on the RTL: ~8 M cycles for the boot, ~? M for
+# starting the processes and the sweep.
+SIM_BENCH_MAX_CYCLES = 40_000_000
+
+
+def sim_cases(image, sim, harts, suite_image=None, bench_image=None):
     todo = [(f"rtl-{harts}-harts", {}, image, [], 0, exited(expect_our_firmware(expect_root_task(expect_healthy_boot(harts)))))]
+    if bench_image:
+        todo.append((f"rtl-{harts}-harts-ipc-bench", {}, bench_image, [f"+max-cycles={SIM_BENCH_MAX_CYCLES}"], 0,
+                     exited(expect_our_firmware(IPC_BENCH_QUICK))))
     if suite_image:
         todo.append((f"rtl-{harts}-harts-uintr-suite", {}, suite_image, [f"+max-cycles={SIM_SUITE_MAX_CYCLES}"], 0,
                      exited(expect_our_firmware(expect_suite(expect_healthy_boot(harts))))))
@@ -157,7 +198,7 @@ def run_case(name, env, image, extra, want_status, check, sim=None):
     if sim and not problems:
         # The harness's own summary: cycles and simulation speed, for the record.
         print("  " + "\n  ".join(l for l in out.splitlines()
-                                 if l.startswith(("[sim] exit", "[sim] hart", "[kernel] boot complete", "[ktest] bench", "[ktest] uintr"))), flush=True)
+                                 if l.startswith(("[sim] exit", "[sim] hart", "[kernel] boot complete", "[ktest] bench", "[ktest] uintr", "result "))), flush=True)
     if problems:
         print("---- console ----\n" + out + "\n-----------------", flush=True)
     return not problems
@@ -171,17 +212,20 @@ def main():
     ap.add_argument("--sim", help="Verilator model to boot the image on instead of QEMU")
     ap.add_argument("--suite-image", help="image whose root task is the kernel test suite")
     ap.add_argument("--suite-modules", help="its boot-module window (for the OpenSBI case)")
+    ap.add_argument("--bench-image", help="the IPC benchmark's image (full sweep on QEMU, short on the RTL)")
     ap.add_argument("--harts", type=int, default=4)
     ap.add_argument("--only")
     args = ap.parse_args()
     if args.sim:
-        todo = [c + (args.sim,) for c in sim_cases(args.image, args.sim, args.harts, args.suite_image)]
+        todo = [c + (args.sim,) for c in sim_cases(args.image, args.sim, args.harts, args.suite_image, args.bench_image)]
     else:
         if not args.kernel or not args.modules:
             ap.error("--kernel and --modules are required for the QEMU cases")
         todo = cases(args.image, args.kernel, args.modules)
         if args.suite_image:
             todo += suite_cases(args.suite_image, args.kernel, args.suite_modules)
+        if args.bench_image:
+            todo.append(("ipc-bench-smp4", {}, args.bench_image, [], 0, expect_our_firmware(IPC_BENCH_FULL)))
     results = [run_case(*c) for c in todo if not args.only or c[0] == args.only]
     if not results:
         sys.exit(f"no case named {args.only}")
