@@ -139,6 +139,18 @@ class ModulesTest(unittest.TestCase):
             self.assertNotEqual(p.returncode, 0, "the root task must come first")
             p = run(base + '[process.roottask]\nelf = "root"\n[process.q]\n')
             self.assertIn("no --elf given", p.stdout + p.stderr)
+            # A system's own manifest: its processes, the layout of the manifest it names.
+            pathlib.Path(os.path.join(d, "sys")).mkdir()
+            own = os.path.join(d, "sys", "app.toml")
+            pathlib.Path(own).write_text('layout = "../image.toml"\n[process.roottask]\nelf = "p"\n[process.root]\n')
+            pathlib.Path(man).write_text(base)
+            p = subprocess.run([sys.executable, MKIMAGE, "--manifest", own, "-o", out] + paths, capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            img = pathlib.Path(out).read_bytes()
+            self.assertEqual(img[0x20_0000:0x20_0001], b"k", "the layout's parts are placed")
+            mods = img[0x60_0000:]
+            self.assertEqual(struct.unpack_from("<Q", mods, 8)[0], 2)
+            self.assertEqual(mods[16 + 128:20 + 128], b"root")
 
 
 if __name__ == "__main__":

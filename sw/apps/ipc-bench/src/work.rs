@@ -38,13 +38,14 @@ impl Work {
 
 /// C = A x B with A[i][j] = seed + N i + j and B[i][j] = (seed ^ (N j + i)) * 3 + 1 (wrapping);
 /// returns (sum of C's entries, C[N-1][0]), wrapping.
+#[allow(clippy::needless_range_loop)] // the indices are the textbook product's
 pub fn matmul<const N: usize>(seed: u64) -> [u64; 2] {
     let mut a = [[0u64; N]; N];
     let mut b = [[0u64; N]; N];
-    for i in 0..N {
-        for j in 0..N {
-            a[i][j] = seed.wrapping_add((N * i + j) as u64);
-            b[i][j] = (seed ^ (N * j + i) as u64).wrapping_mul(3).wrapping_add(1);
+    for (i, (ra, rb)) in a.iter_mut().zip(b.iter_mut()).enumerate() {
+        for (j, (x, y)) in ra.iter_mut().zip(rb.iter_mut()).enumerate() {
+            *x = seed.wrapping_add((N * i + j) as u64);
+            *y = (seed ^ (N * j + i) as u64).wrapping_mul(3).wrapping_add(1);
         }
     }
     let (mut sum, mut corner) = (0u64, 0u64);

@@ -303,8 +303,8 @@ mod rt {
             check(&mut cx, info.label == 0, format_args!("server {} did not switch to async", k));
         }
         for &w in WORKS {
-            for k in 0..2 {
-                let Some(rt) = rts[k] else { continue };
+            for (k, rt) in rts.iter().enumerate() {
+                let Some(rt) = *rt else { continue };
                 for &c in CONCURRENCY {
                     async_point(&mut cx, rt, k, c, w);
                 }
