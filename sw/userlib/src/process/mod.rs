@@ -271,13 +271,16 @@ fn load_segments(b: &mut Builder, elf: &Elf, vs: usize) -> Result<(), Error> {
             let touching = || elf.segments().filter(move |s| s.vaddr < page + PAGE && s.end() > page);
             let flags = touching().fold(0, |f, s: Segment| f | s.flags);
             let f = b.retype(object::PAGE_4K, 0, "image frame")?;
-            b.fill(f, |dst| {
-                for s in touching() {
-                    if let Some((at, bytes)) = s.bytes_in(elf.bytes, page, page + PAGE) {
-                        dst[at - page..at - page + bytes.len()].copy_from_slice(bytes);
+            // A page with no file bytes (.bss) is left as Retype made it: zero.
+            if touching().any(|s| s.bytes_in(elf.bytes, page, page + PAGE).is_some()) {
+                b.fill(f, |dst| {
+                    for s in touching() {
+                        if let Some((at, bytes)) = s.bytes_in(elf.bytes, page, page + PAGE) {
+                            dst[at - page..at - page + bytes.len()].copy_from_slice(bytes);
+                        }
                     }
-                }
-            })?;
+                })?;
+            }
             let r = if flags & PF_W != 0 { rights::READ_WRITE } else { rights::READ };
             let attr = if flags & PF_X != 0 { vm_attr::DEFAULT } else { vm_attr::EXECUTE_NEVER };
             b.map(f, vs, page, r, attr)?;

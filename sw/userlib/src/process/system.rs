@@ -17,12 +17,16 @@ pub const MAX_PROCESSES: usize = 12;
 /// The module of the root task itself (the kernel started it).
 pub const ROOT_MODULE: &str = "roottask";
 
-/// Bump allocation for a root task: objects from the boot Untypeds (RAM, first fit), slots from
-/// `BootInfo.empty`, 2 MiB regions of its address space from `VA_BASE` up. Nothing is freed.
+/// Bump allocation for a root task: objects from the boot Untypeds (RAM, the largest first, so
+/// most requests succeed at the first Retype), slots from `BootInfo.empty`, 2 MiB regions of
+/// its address space from `VA_BASE` up. Nothing is freed.
 pub struct RootAlloc {
     bi: &'static BootInfo,
     next_slot: usize,
     next_va: usize,
+    /// RAM Untyped caps, largest first.
+    order: [u16; abi::bootinfo::MAX_UNTYPEDS],
+    n: usize,
 }
 
 /// Where the root task's own mappings made by `RootAlloc` start (above its image, far below
@@ -32,7 +36,16 @@ const REGION: usize = 1 << 21;
 
 impl RootAlloc {
     pub fn new(bi: &'static BootInfo) -> RootAlloc {
-        RootAlloc { bi, next_slot: bi.empty.start, next_va: VA_BASE }
+        let mut a = RootAlloc { bi, next_slot: bi.empty.start, next_va: VA_BASE, order: [0; abi::bootinfo::MAX_UNTYPEDS], n: 0 };
+        for (i, (_, d)) in bootinfo::untypeds(bi).enumerate() {
+            if d.is_device == 0 {
+                a.order[a.n] = i as u16;
+                a.n += 1;
+            }
+        }
+        let list = &bi.untyped_list;
+        a.order[..a.n].sort_unstable_by_key(|&i| core::cmp::Reverse(list[i as usize].size_bits));
+        a
     }
 
     pub fn slots(&mut self, n: usize) -> Result<SlotRegion, Error> {
@@ -91,10 +104,8 @@ impl RootAlloc {
     }
 
     fn retype_into(&mut self, ty: usize, bits: usize, slot: usize) -> Result<(), Error> {
-        for (ut, d) in bootinfo::untypeds(self.bi) {
-            if d.is_device != 0 {
-                continue;
-            }
+        for &i in &self.order[..self.n] {
+            let ut = self.bi.untyped.start + i as usize;
             match untyped::retype(ut, ty, bits, init_cap::CNODE, 0, 0, slot, 1) {
                 Ok(()) => return Ok(()),
                 Err(e) if e.code == error::NOT_ENOUGH_MEMORY => continue,
