@@ -129,18 +129,22 @@ impl<const N: usize> Inner<N> {
         }
     }
 
-    /// Take every reply in the ring and hand each to its call. False if the channel broke.
-    fn drain(&mut self, signals: &AtomicUsize) {
+    /// Take every reply in the ring and hand each to its call (the channel breaks on a bad
+    /// one). True if a waiting coroutine was woken (the park hook's "work found"): counted
+    /// here rather than by scanning the table, which costs O(N) per park.
+    fn drain(&mut self, signals: &AtomicUsize) -> bool {
         if self.broken.is_some() {
-            return;
+            return false;
         }
+        let mut woke = false;
         loop {
-            let Some(rep) = self.rep.as_mut() else { return };
+            let Some(rep) = self.rep.as_mut() else { return woke };
             match rep.pop() {
                 Ok(Some(p)) => {
                     self.doorbell(p.notify, signals);
-                    if !self.deliver(p.item.id, Msg::from_item(&p.item)) {
-                        return self.fail(ChanError::Corrupt);
+                    match self.deliver(p.item.id, Msg::from_item(&p.item)) {
+                        Some(w) => woke |= w,
+                        None => return self.fail(ChanError::Corrupt),
                     }
                 }
                 Ok(None) => break,
@@ -148,48 +152,55 @@ impl<const N: usize> Inner<N> {
             }
         }
         if self.mem.is_some_and(|m| m.is_closed(Side::Server)) {
-            self.fail(ChanError::PeerGone);
+            return self.fail(ChanError::PeerGone);
         }
+        woke
     }
 
     /// A reply for `id`: it must name a slot of ours with a call outstanding, and carry a valid
-    /// length.
-    fn deliver(&mut self, id: u64, msg: Option<Msg>) -> bool {
+    /// length (None otherwise). Some(true) if it woke the call's coroutine.
+    fn deliver(&mut self, id: u64, msg: Option<Msg>) -> Option<bool> {
         let (slot, gen) = ((id & 0xffff_ffff) as usize, (id >> 32) as u32);
-        let Some(e) = self.entries.get_mut(slot) else { return false };
-        let Some(msg) = msg else { return false };
+        let e = self.entries.get_mut(slot)?;
+        let msg = msg?;
         if e.gen != gen {
-            return false;
+            return None;
         }
         match e.state {
             State::Waiting => {
                 e.state = State::Done(msg);
-                if let Some(w) = e.waker.take() {
+                let w = e.waker.take();
+                let woke = w.is_some();
+                if let Some(w) = w {
                     w.wake();
                 }
-                true
+                Some(woke)
             }
             State::Abandoned => {
-                self.free(slot);
-                true
+                // Freeing the slot may wake a coroutine waiting for one.
+                Some(self.free(slot))
             }
-            State::Free | State::Done(_) => false,
+            State::Free | State::Done(_) => None,
         }
     }
 
-    /// The channel is unusable: every outstanding call returns `e`.
-    fn fail(&mut self, e: ChanError) {
+    /// The channel is unusable: every outstanding call returns `e`. True if it woke anyone.
+    fn fail(&mut self, e: ChanError) -> bool {
         self.broken.get_or_insert(e);
+        let mut woke = false;
         for entry in self.entries.iter_mut() {
             if let Some(w) = entry.waker.take() {
                 w.wake();
+                woke = true;
             }
         }
         for w in self.waiters.iter_mut() {
             if let Some(w) = w.take() {
                 w.wake();
+                woke = true;
             }
         }
+        woke
     }
 
     fn alloc(&mut self) -> Option<usize> {
@@ -198,14 +209,19 @@ impl<const N: usize> Inner<N> {
         Some(i)
     }
 
-    fn free(&mut self, slot: usize) {
+    /// True if a coroutine waiting for a slot was woken.
+    fn free(&mut self, slot: usize) -> bool {
         let e = &mut self.entries[slot];
         e.state = State::Free;
         e.gen = e.gen.wrapping_add(1);
         e.waker = None;
         // One slot became free: let one waiting coroutine have it.
-        if let Some(w) = self.waiters.iter_mut().find_map(|w| w.take()) {
-            w.wake();
+        match self.waiters.iter_mut().find_map(|w| w.take()) {
+            Some(w) => {
+                w.wake();
+                true
+            }
+            None => false,
         }
     }
 
@@ -242,7 +258,7 @@ impl<const N: usize> Future for Call<N> {
                     return Poll::Ready(Err(e));
                 }
                 let Some(s) = inner.alloc().or_else(|| {
-                    inner.drain(&c.signals);
+                    let _ = inner.drain(&c.signals);
                     inner.alloc()
                 }) else {
                     if let Some(e) = inner.broken {
@@ -297,7 +313,9 @@ impl<const N: usize> Drop for Call<N> {
                     inner.entries[s].state = State::Abandoned;
                     inner.entries[s].waker = None;
                 }
-                _ => inner.free(s),
+                _ => {
+                    inner.free(s);
+                }
             }
         }
     }
@@ -311,11 +329,7 @@ impl<const N: usize> Endpoint for Client<N> {
     }
 
     fn check(&self) -> bool {
-        let inner = self.inner();
-        let waiting = |i: &Inner<N>| i.entries.iter().filter(|e| e.waker.is_some()).count();
-        let before = waiting(inner);
-        inner.drain(&self.signals);
-        before != waiting(inner)
+        self.inner().drain(&self.signals)
     }
 
     fn cancel(&self) {
