@@ -9,6 +9,9 @@ use core::future::{poll_fn, Future};
 use core::sync::atomic::{AtomicUsize, Ordering};
 use core::task::{Context, Poll, Waker};
 
+/// Requests `serve_inline` handles before it lets other tasks run.
+const INLINE_TURN: usize = 64;
+
 struct Inner {
     mem: Option<ChanMem>,
     req: Option<Consumer>,
@@ -169,6 +172,67 @@ impl Server {
                 Err(SpawnError::TooBig) => return Poll::Ready(ChanError::BadSetup),
             }
         }
+    }
+
+    /// The dispatcher for handlers that never wait (the published design's loop: pop, handle,
+    /// push): each request is handled right here, with no task per request, so a request costs
+    /// a pop, the handler and a push. Use [`Server::serve`] when handlers await. One of the two
+    /// per server. Returns why it ended, as `serve`.
+    pub async fn serve_inline<H: FnMut(Msg) -> Msg>(&'static self, mut handler: H) -> ChanError {
+        poll_fn(|cx| self.dispatch_inline(cx, &mut handler)).await
+    }
+
+    fn dispatch_inline<H: FnMut(Msg) -> Msg>(&'static self, cx: &mut Context<'_>, handler: &mut H) -> Poll<ChanError> {
+        for _ in 0..INLINE_TURN {
+            let inner = self.inner();
+            if inner.mem.is_none() {
+                return Poll::Ready(ChanError::BadSetup);
+            }
+            if let Some(e) = inner.broken {
+                return Poll::Ready(e);
+            }
+            if inner.mem.is_some_and(|m| m.is_closed(Side::Client)) {
+                return Poll::Ready(ChanError::PeerGone);
+            }
+            match inner.rep.as_mut().map(|r| r.free()) {
+                Some(Ok(0)) => {
+                    inner.want_space = true;
+                    inner.dispatcher = Some(cx.waker().clone());
+                    return Poll::Pending;
+                }
+                Some(Ok(_)) => inner.want_space = false,
+                _ => {
+                    inner.broken = Some(ChanError::Corrupt);
+                    continue;
+                }
+            }
+            let item = match inner.req.as_mut().map(|r| r.pop()) {
+                Some(Ok(Some(p))) => {
+                    inner.doorbell(p.notify, &self.signals);
+                    p.item
+                }
+                Some(Ok(None)) => {
+                    inner.dispatcher = Some(cx.waker().clone());
+                    return Poll::Pending;
+                }
+                _ => {
+                    inner.broken = Some(ChanError::Corrupt);
+                    continue;
+                }
+            };
+            // The reply's credit (`reply` gives it back).
+            inner.in_flight += 1;
+            self.max_in_flight.fetch_max(1, Ordering::Relaxed);
+            // The handler is the program's code: no reference into `inner` lives across it.
+            let out = match Msg::from_item(&item) {
+                Some(m) => handler(m),
+                None => Msg::new(BAD_REQUEST, &[]).unwrap_or_default(),
+            };
+            self.reply(item.id, out);
+        }
+        // A long burst: let the executor's other tasks have a turn, then go on.
+        cx.waker().wake_by_ref();
+        Poll::Pending
     }
 
     /// A handler's reply (it holds a credit, so the ring has room unless the client moved its

@@ -111,6 +111,59 @@ fn long_held_requests_do_not_stall_the_dispatcher() {
 }
 
 #[test]
+fn loopback_inline_dispatcher() {
+    let (rt, park) = runtime();
+    let mem = chan_mem();
+    let srv = leak(Server::new());
+    let cl: &'static Client<CAP> = leak(Client::new());
+    srv.attach(mem, 0, park).unwrap();
+    cl.attach(mem, 0, park).unwrap();
+    let mut handled = 0u64;
+    rt.spawn(10, srv.serve_inline(move |m| {
+        handled += 1;
+        Msg::new(m.label + 1, &[m.word(0) * 2, handled]).unwrap()
+    }))
+    .unwrap()
+    .detach();
+    // More workers than the table and more calls than a dispatcher turn.
+    let hs: Vec<_> = (0..24u64)
+        .map(|i| {
+            rt.spawn(5, async move {
+                let mut ok = 0;
+                for j in 0..10u64 {
+                    let r = cl.call(Msg::new(7, &[i * 100 + j]).unwrap()).await.unwrap();
+                    ok += (r.label == 8 && r.word(0) == 2 * (i * 100 + j) && (1..=240).contains(&r.word(1))) as u32;
+                }
+                ok
+            })
+            .unwrap()
+        })
+        .collect();
+    let ok: u32 = rt.block_on(async {
+        let mut sum = 0;
+        for h in hs {
+            sum += h.await;
+        }
+        sum
+    });
+    assert_eq!(ok, 240);
+    assert_eq!(srv.replies.load(Ordering::Relaxed), 240);
+    assert_eq!(srv.max_in_flight.load(Ordering::Relaxed), 1, "inline: one request at a time");
+    assert_eq!(park.waits.load(Ordering::Relaxed), 0);
+    // A request of impossible length gets BAD_REQUEST, as from `serve`.
+    let mut raw = mem.requests().producer();
+    let mut bad = Item { id: 5 | 1 << 40, label: 7, len: 7, payload: [0; 6] };
+    bad.len = 9;
+    raw.push(&bad).unwrap();
+    let mut rep = mem.replies().consumer();
+    // What an idle thread's park hook does: look at the rings, wake the dispatcher.
+    crate::task::Park::poll_busy(park);
+    rt.run_ready();
+    let got = rep.pop().unwrap().expect("a reply to the bad request").item;
+    assert_eq!((got.id, got.label), (5 | 1 << 40, BAD_REQUEST));
+}
+
+#[test]
 fn abandoned_call_frees_its_slot_when_the_reply_comes() {
     let (rt, park) = runtime();
     let mem = chan_mem();
