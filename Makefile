@@ -16,7 +16,7 @@
 #                   networking: prints `connect to 127.0.0.1:PORT` and serves until stopped
 #                   (NET_PORT=5555 NET_REQUEST=64 bytes NET_WORK=0 rounds NET_SPIN=0 cycles)
 #   make bench-ipc  the IPC benchmark (sync and async, sw/apps/ipc-bench) on the 4-hart RTL
-#                   (~70 M cycles: ~35 min at 35 kHz; TARGET=qemu: a quick functional run):
+#                   (~80 M cycles: ~40 min at 35 kHz; TARGET=qemu: a quick functional run):
 #                   build/bench/ipc.csv, ipc.md and plots
 #   make sim-uintr  the user-interrupt tests and benchmarks on the 4-hart RTL (the suite's
 #                   rtl-subset build; prints the latencies next to the kernel-forwarded baseline)

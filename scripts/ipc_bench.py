@@ -35,7 +35,7 @@ LABELS = {
     "sync-slow": "sync slow path", "sync-fast": "sync fastpath (same hart)", "sync-cross": "sync cross-hart",
     "async-same": "async same hart", "async-cross": "async cross-hart",
 }
-# Simulated cycles allowed for the full sweep (a hang guard: it needs about 70 M) and the
+# Simulated cycles allowed for the full sweep (a hang guard: it needs about 80 M) and the
 # slowest simulator speed accepted, which turns that into a wall-clock limit.
 MAX_CYCLES = 150_000_000
 SIM_MIN_HZ = 15_000

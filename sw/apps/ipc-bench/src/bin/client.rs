@@ -30,12 +30,15 @@ mod rt {
     /// Measured calls of a point, and calls before the first snapshot.
     /// (The RTL is deterministic enough that 64 calls give stable figures; a point costs
     /// (warm + calls + concurrency) x its cycles per IPC of simulation.)
-    fn calls(work: Work) -> usize {
-        match (cfg!(feature = "quick"), work) {
+    /// At least four rounds of `conc` outstanding calls: on one hart the sides take turns in
+    /// batches of up to `conc`, and a window inside one batch would time only its burst.
+    fn calls(work: Work, conc: usize) -> usize {
+        let base = match (cfg!(feature = "quick"), work) {
             (true, _) => 16,
             (false, Work::Heavy) => 32,
             (false, _) => 64,
-        }
+        };
+        base.max(4 * conc)
     }
     /// The pipeline is full once `conc` calls completed; a few more to settle.
     fn warm(conc: usize) -> usize {
@@ -156,7 +159,7 @@ mod rt {
     }
 
     fn sync_point(cx: &mut Ctx, variant: &str, ep: usize, work: Work, slow: bool) {
-        let (warm, calls) = (warm(1), calls(work));
+        let (warm, calls) = (warm(1), calls(work, 1));
         let mut bad = 0;
         for t in 0..warm {
             bad += !sync_call(ep, work, (t % SEEDS) as u64, slow) as usize;
@@ -226,7 +229,7 @@ mod rt {
 
     fn async_point(cx: &mut Ctx, rt: Rt, k: usize, conc: usize, work: Work) {
         let variant = if k == 0 { "async-same" } else { "async-cross" };
-        let (warm, calls) = (warm(conc), calls(work));
+        let (warm, calls) = (warm(conc), calls(work, conc));
         // The pipeline stays full until the end snapshot.
         let total = warm + calls + conc;
         for (a, v) in [(&TICKET, 0), (&DONE, 0), (&BAD, 0), (&TOTAL, total), (&WARM, warm), (&END, warm + calls)] {
