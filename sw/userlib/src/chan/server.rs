@@ -108,14 +108,8 @@ impl Server {
     {
         loop {
             let inner = self.inner();
-            if inner.mem.is_none() {
-                return Poll::Ready(ChanError::BadSetup);
-            }
-            if let Some(e) = inner.broken {
+            if let Some(e) = inner.ended() {
                 return Poll::Ready(e);
-            }
-            if inner.mem.is_some_and(|m| m.is_closed(Side::Client)) {
-                return Poll::Ready(ChanError::PeerGone);
             }
             // A reply slot for every handler in flight, and one for this request.
             let Some(free) = inner.reply_space() else {
@@ -130,19 +124,10 @@ impl Server {
             inner.want_space = false;
             let item = match inner.held.take() {
                 Some(i) => i,
-                None => match inner.req.as_mut().map(|r| r.pop()) {
-                    Some(Ok(Some(p))) => {
-                        inner.doorbell(p.notify, &self.signals);
-                        p.item
-                    }
-                    Some(Ok(None)) => {
-                        inner.dispatcher = Some(cx.waker().clone());
-                        return Poll::Pending;
-                    }
-                    _ => {
-                        inner.broken = Some(ChanError::Corrupt);
-                        continue;
-                    }
+                None => match inner.pop_request(cx, &self.signals) {
+                    Ok(Some(item)) => item,
+                    Ok(None) => return Poll::Pending,
+                    Err(()) => continue,
                 },
             };
             let Some(msg) = Msg::from_item(&item) else {
@@ -185,14 +170,8 @@ impl Server {
     fn dispatch_inline<H: FnMut(Msg) -> Msg>(&'static self, cx: &mut Context<'_>, handler: &mut H) -> Poll<ChanError> {
         for _ in 0..INLINE_TURN {
             let inner = self.inner();
-            if inner.mem.is_none() {
-                return Poll::Ready(ChanError::BadSetup);
-            }
-            if let Some(e) = inner.broken {
+            if let Some(e) = inner.ended() {
                 return Poll::Ready(e);
-            }
-            if inner.mem.is_some_and(|m| m.is_closed(Side::Client)) {
-                return Poll::Ready(ChanError::PeerGone);
             }
             match inner.rep.as_mut().map(|r| r.free()) {
                 Some(Ok(0)) => {
@@ -206,19 +185,10 @@ impl Server {
                     continue;
                 }
             }
-            let item = match inner.req.as_mut().map(|r| r.pop()) {
-                Some(Ok(Some(p))) => {
-                    inner.doorbell(p.notify, &self.signals);
-                    p.item
-                }
-                Some(Ok(None)) => {
-                    inner.dispatcher = Some(cx.waker().clone());
-                    return Poll::Pending;
-                }
-                _ => {
-                    inner.broken = Some(ChanError::Corrupt);
-                    continue;
-                }
+            let item = match inner.pop_request(cx, &self.signals) {
+                Ok(Some(item)) => item,
+                Ok(None) => return Poll::Pending,
+                Err(()) => continue,
             };
             // The reply's credit (`reply` gives it back).
             inner.in_flight += 1;
@@ -276,6 +246,35 @@ impl Inner {
             Ok(f) if f > self.in_flight => Some(f),
             Ok(_) => rep.free_now().ok(),
             Err(_) => None,
+        }
+    }
+
+    /// Why the dispatcher must stop, if it must: no channel, a broken one, or a client gone.
+    fn ended(&self) -> Option<ChanError> {
+        match self.mem {
+            None => Some(ChanError::BadSetup),
+            Some(_) if self.broken.is_some() => self.broken,
+            Some(m) if m.is_closed(Side::Client) => Some(ChanError::PeerGone),
+            Some(_) => None,
+        }
+    }
+
+    /// The next request: Ok(None) with the dispatcher's waker kept when the ring is empty,
+    /// Err(()) with the channel marked Corrupt when the client broke the ring.
+    fn pop_request(&mut self, cx: &Context<'_>, signals: &AtomicUsize) -> Result<Option<Item>, ()> {
+        match self.req.as_mut().map(|r| r.pop()) {
+            Some(Ok(Some(p))) => {
+                self.doorbell(p.notify, signals);
+                Ok(Some(p.item))
+            }
+            Some(Ok(None)) => {
+                self.dispatcher = Some(cx.waker().clone());
+                Ok(None)
+            }
+            _ => {
+                self.broken = Some(ChanError::Corrupt);
+                Err(())
+            }
         }
     }
 
