@@ -1,11 +1,14 @@
 //! The big kernel lock (as seL4 SMP): every kernel entry from user mode, and the idle loop's
 //! look at the ready queues, runs under it. A ticket lock, so harts are served in order.
 //!
-//! Under QEMU with more vCPUs than free host cores a ticket lock convoys: each hand-over waits
-//! until the host schedules the one vCPU whose ticket is next, so kernel entries drop to a few
-//! hundred per second while every hart sits in `acquire` (seen in the fuzzer with a loaded
-//! host; the counters keep advancing, it is not a deadlock). Real harts do not have this.
+//! A waiter that has spun long (`SPIN_BEFORE_SLEEP`) sleeps in `wfi` and the hart that hands
+//! the lock to its ticket wakes it with an IPI. On real harts this almost never happens (holds
+//! are bounded far below the spin), but under QEMU with more vCPUs than free host cores a pure
+//! ticket lock convoys: each hand-over waits until the host schedules the one vCPU whose ticket
+//! is next while the others burn the host cores spinning; kernel entries fell to a few hundred
+//! per second on a 2-core host. Sleeping waiters give those cores to the holder and the next.
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use platform::image::MAX_HARTS;
 
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 static SERVING: AtomicUsize = AtomicUsize::new(0);
@@ -15,9 +18,24 @@ static OWNER: AtomicUsize = AtomicUsize::new(usize::MAX);
 static SINCE: AtomicU64 = AtomicU64::new(0);
 static MAX_HOLD: AtomicU64 = AtomicU64::new(0);
 
+/// Spin iterations (a load each) before a waiter sleeps: ~10^5-10^6 cycles on Rocket, several
+/// worst-case lock holds; well under a host scheduler slice under QEMU.
+const SPIN_BEFORE_SLEEP: u32 = 20_000;
+const NOT_SLEEPING: usize = usize::MAX;
+/// Per hart, the ticket it sleeps waiting for; and a mask of sleeping harts, so `release`
+/// costs one load when nobody sleeps.
+static SLEEPS_ON: [AtomicUsize; MAX_HARTS] = [const { AtomicUsize::new(NOT_SLEEPING) }; MAX_HARTS];
+static SLEEPERS: AtomicUsize = AtomicUsize::new(0);
+
 pub fn acquire() {
     let ticket = NEXT.fetch_add(1, Ordering::Relaxed);
+    let mut spins = 0;
     while SERVING.load(Ordering::Acquire) != ticket {
+        spins += 1;
+        if spins == SPIN_BEFORE_SLEEP {
+            sleep_until_served(ticket);
+            spins = 0;
+        }
         core::hint::spin_loop();
     }
     OWNER.store(crate::arch::cpu::hart_id(), Ordering::Relaxed);
@@ -32,7 +50,40 @@ pub fn release() {
         MAX_HOLD.store(held_for, Ordering::Relaxed);
     }
     OWNER.store(usize::MAX, Ordering::Relaxed);
-    SERVING.fetch_add(1, Ordering::Release);
+    // SeqCst here and in `sleep_until_served` (Dekker): either the waiter sees the new SERVING
+    // and does not sleep, or we see it in SLEEPERS and wake it.
+    let next = SERVING.fetch_add(1, Ordering::SeqCst) + 1;
+    if SLEEPERS.load(Ordering::SeqCst) != 0 {
+        wake_holder_of(next);
+    }
+}
+
+/// Sleep until `release` hands `ticket` over (or any interrupt: the caller re-checks). Only
+/// with the software interrupt enabled in `sie`, which the wake-up IPI needs to end `wfi`.
+#[cold]
+fn sleep_until_served(ticket: usize) {
+    use crate::arch::{cpu, csr::*};
+    let h = cpu::hart_id();
+    if h >= MAX_HARTS || csrr!("sie") & SIE_SSIE == 0 {
+        return;
+    }
+    SLEEPS_ON[h].store(ticket, Ordering::SeqCst);
+    SLEEPERS.fetch_or(1 << h, Ordering::SeqCst);
+    if SERVING.load(Ordering::SeqCst) != ticket {
+        // The wake-up stays pending in sip and is taken (an empty mailbox) on the way out.
+        cpu::wait_for_interrupt();
+    }
+    SLEEPERS.fetch_and(!(1 << h), Ordering::SeqCst);
+    SLEEPS_ON[h].store(NOT_SLEEPING, Ordering::SeqCst);
+}
+
+#[cold]
+fn wake_holder_of(ticket: usize) {
+    for (h, t) in SLEEPS_ON.iter().enumerate() {
+        if t.load(Ordering::SeqCst) == ticket {
+            crate::arch::ipi::send(h, crate::arch::ipi::Msg::Wake);
+        }
+    }
 }
 
 /// The longest hold so far (cycles of the holding hart), optionally starting over.

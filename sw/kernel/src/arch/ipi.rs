@@ -14,6 +14,8 @@ pub enum Msg {
     /// Leave user mode and schedule (reschedule, stall a thread, flush the TLB): taking the
     /// interrupt is the whole point.
     Kick = 1 << 2,
+    /// End a `wfi` in `lock::acquire`: the sleeper's ticket is being served. Nothing to do.
+    Wake = 1 << 3,
 }
 
 pub fn send(hart: usize, msg: Msg) {
