@@ -18,6 +18,9 @@
 #   make bench-ipc  the IPC benchmark (sync and async, sw/apps/ipc-bench) on the 4-hart RTL
 #                   (~80 M cycles: ~40 min at 35 kHz; TARGET=qemu: a quick functional run):
 #                   build/bench/ipc.csv, ipc.md and plots
+#   make bench-mem  the memory-allocator server (sync and async, 1 and 2 harts, 2..512 coroutines,
+#                   sw/apps/mem-server) on the 4-hart RTL (SHORT=1 fewer points; TARGET=qemu):
+#                   build/bench/mem.csv, mem.md and plots
 #   make sim-uintr  the user-interrupt tests and benchmarks on the 4-hart RTL (the suite's
 #                   rtl-subset build; prints the latencies next to the kernel-forwarded baseline)
 #   make constants  the shared constants in every language (build/gen/)
@@ -78,7 +81,7 @@ PROFILE_ARGS = $(if $(PROFILE),+profile=$(abspath $(PROFILE)) $(if $(PROFILE_EVE
   $(if $(PROFILE_REGION),+profile-region=$(PROFILE_REGION),),)
 
 .PHONY: net-image run-net test-net loadgen bench-tcp
-.PHONY: all deps sw run fuzz leak bench-lock profile-ipc bench-ipc test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
+.PHONY: all deps sw run fuzz leak bench-lock profile-ipc bench-ipc bench-mem test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
 
 all: sw
 
@@ -108,10 +111,17 @@ PROCESS_ELFS := --elf hello-proc=$(BUILD)/sw/hello-proc.elf
 IPC_BENCH_IMAGE := $(BUILD)/sw/image-ipc-bench.bin
 IPC_BENCH_QUICK_IMAGE := $(BUILD)/sw/image-ipc-bench-quick.bin
 IPC_BENCH_MANIFEST := sw/apps/ipc-bench/app.toml
+# The memory-allocator server's system (sw/apps/mem-server/app.toml): full sweep, and the short
+# run (`quick`) make test boots on QEMU. $(call mem_image,client ELF,image)
+MEM_BENCH_IMAGE := $(BUILD)/sw/image-mem-bench.bin
+MEM_BENCH_QUICK_IMAGE := $(BUILD)/sw/image-mem-bench-quick.bin
+mem_image = python3 scripts/mkimage.py --manifest sw/apps/mem-server/app.toml --elf firmware=$(BUILD)/sw/firmware.elf \
+  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/mem-bench-root.elf --elf mem-server=$(BUILD)/sw/mem-server.elf \
+  --elf mem-client=$(1) -o $(2)
 
 # Cargo tracks its own inputs; this rule always asks it and then re-assembles the image.
 sw: | $(DEPS_DONE)
-	$(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p firmware -p kernel -p roottask -p kernel-tests -p hello-proc -p ipc-bench
+	$(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p firmware -p kernel -p roottask -p kernel-tests -p hello-proc -p ipc-bench -p mem-server
 	@mkdir -p $(BUILD)/sw
 	for b in root client server; do cp $(SW_OUT)/ipc-bench-$$b $(BUILD)/sw/ipc-bench-$$b.elf; done
 	cp $(SW_OUT)/hello-proc $(BUILD)/sw/hello-proc.elf
@@ -125,6 +135,9 @@ sw: | $(DEPS_DONE)
 	cp $(BUILD)/cargo-rtl/$(RUST_TARGET)/release/kernel-tests $(BUILD)/sw/kernel-tests-rtl.elf
 	CARGO_TARGET_DIR=$(BUILD)/cargo-rtl $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p ipc-bench --features quick
 	cp $(BUILD)/cargo-rtl/$(RUST_TARGET)/release/ipc-bench-client $(BUILD)/sw/ipc-bench-client-quick.elf
+	CARGO_TARGET_DIR=$(BUILD)/cargo-rtl $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p mem-server --features quick
+	cp $(BUILD)/cargo-rtl/$(RUST_TARGET)/release/mem-client $(BUILD)/sw/mem-client-quick.elf
+	for b in mem-bench-root mem-server mem-client; do cp $(SW_OUT)/$$b $(BUILD)/sw/$$b.elf; done
 	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
 	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/roottask.elf -o $(IMAGE) \
 	  --part-out modules=$(MODULES_BIN)
@@ -137,6 +150,7 @@ sw: | $(DEPS_DONE)
 	for v in "" -quick; do python3 scripts/mkimage.py --manifest $(IPC_BENCH_MANIFEST) --elf firmware=$(BUILD)/sw/firmware.elf \
 	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/ipc-bench-root.elf --elf ipc-bench-server=$(BUILD)/sw/ipc-bench-server.elf \
 	  --elf ipc-bench-client=$(BUILD)/sw/ipc-bench-client$$v.elf -o $(BUILD)/sw/image-ipc-bench$$v.bin || exit 1; done
+	for v in "" -quick; do $(call mem_image,$(BUILD)/sw/mem-client$$v.elf,$(BUILD)/sw/image-mem-bench$$v.bin) || exit 1; done
 
 # The network system: its own manifest (sw/apps/net-system/app.toml), root task and processes;
 # the NET_* settings are compiled into its root task.
@@ -223,7 +237,8 @@ test-nofp: sw
 
 test-boot: sw
 	python3 scripts/boot_test.py --image $(IMAGE) --kernel $(KERNEL_BIN) --modules $(MODULES_BIN) \
-	  --suite-image $(KTEST_IMAGE) --suite-modules $(KTEST_MODULES) --bench-image $(IPC_BENCH_IMAGE)
+	  --suite-image $(KTEST_IMAGE) --suite-modules $(KTEST_MODULES) --bench-image $(IPC_BENCH_IMAGE) \
+	  --mem-image $(MEM_BENCH_QUICK_IMAGE)
 
 verilog: | $(DEPS_DONE)
 	$(MAKE) -C hw verilog CONFIG=$(CONFIG) BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
@@ -289,6 +304,26 @@ bench-ipc: sw
 	$(if $(filter qemu,$(TARGET)),,$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=)
 	python3 scripts/ipc_bench.py --image $(IPC_BENCH_IMAGE) --out $(BUILD)/bench --target $(TARGET) \
 	  $(if $(filter qemu,$(TARGET)),,--sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=))
+
+# The memory-allocator server (sw/apps/mem-server): sync and async, single- and multi-hart,
+# concurrency 2..512 on the 4-hart RTL, one image per phase (each ~35 M cycles); TARGET=qemu:
+# every phase in one quick functional run. SHORT=1: concurrency 2, 8, 64, 256 only
+# (BENCH_MEM_CONC=list for others); RTL_LOCK=file runs each simulation under flock.
+# build/bench/mem.csv, mem.md and plots beside the published figures (scripts/mem_bench.py).
+BENCH_MEM_PHASES := sync-1 sync-2 async-1 async-2
+BENCH_MEM_CONC ?= $(if $(SHORT),2$(COMMA)8$(COMMA)64$(COMMA)256,)
+COMMA := ,
+RTL_LOCK ?=
+bench-mem: sw
+	for p in $(BENCH_MEM_PHASES) all; do \
+	  MEM_PHASES=$$([ $$p = all ] && echo "$(BENCH_MEM_PHASES)" | tr ' ' , || echo $$p) $(if $(BENCH_MEM_CONC),MEM_CONC=$(BENCH_MEM_CONC),) \
+	  CARGO_TARGET_DIR=$(BUILD)/cargo-bench-$$p $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p mem-server && \
+	  cp $(BUILD)/cargo-bench-$$p/$(RUST_TARGET)/release/mem-client $(BUILD)/sw/mem-client-$$p.elf && \
+	  $(call mem_image,$(BUILD)/sw/mem-client-$$p.elf,$(BUILD)/sw/image-mem-bench-$$p.bin) || exit 1; done
+	$(if $(filter qemu,$(TARGET)),,$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=)
+	python3 scripts/mem_bench.py --out $(BUILD)/bench --target $(TARGET) $(if $(RTL_LOCK),--lock $(RTL_LOCK),) \
+	  $(if $(filter qemu,$(TARGET)),--images $(BUILD)/sw/image-mem-bench-all.bin,--images $(foreach p,$(BENCH_MEM_PHASES),$(BUILD)/sw/image-mem-bench-$(p).bin) \
+	  --sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=))
 
 sim-uintr: sw
 	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=

@@ -96,6 +96,30 @@ def expect_ipc_bench(works, concurrency):
     return check
 
 
+def expect_mem_bench(concurrency):
+    """The memory-allocator server's run (sw/apps/mem-server): every point of every phase it
+    can run reported, the server's refusals and counts checked by the client (its verdict), and
+    the access to an unmapped page faulted (the root task's check)."""
+    def check(out):
+        problems = expect_healthy_boot(4)(out)
+        rows = [dict(kv.split("=", 1) for kv in l.split()[1:]) for l in out.splitlines() if l.startswith("result ")]
+        got = {(r["mode"], int(r["harts"]), int(r["concurrency"])) for r in rows}
+        # Async phases run where the build has async system calls; else the client says so.
+        modes = ["sync"] + ([] if "mode async: not available" in out else ["async"])
+        want = {(m, h, c) for m in modes for h in (1, 2) for c in concurrency}
+        if got != want or len(rows) != len(got):
+            problems.append(f"points missing {sorted(want - got)}, unexpected {sorted(got - want)}, {len(rows)} lines")
+        for line in ["the server refused every bad request with the right status",
+                     "every reply right and every page kept its pattern",
+                     "the client's access to its unmapped page", "[mem-bench] verdict: ok",
+                     "[kernel] DebugHalt(0) from the root task"]:
+            if line not in out:
+                problems.append(f"missing '{line}'")
+        return problems
+    return check
+
+
+MEM_BENCH_QUICK = expect_mem_bench([2, 16, 128])
 IPC_BENCH_FULL = expect_ipc_bench(["none", "matmul4", "heavy"], [1, 2, 4, 8, 16, 32, 64])
 IPC_BENCH_QUICK = expect_ipc_bench(["matmul4"], [1, 8, 64])
 
@@ -213,6 +237,7 @@ def main():
     ap.add_argument("--suite-image", help="image whose root task is the kernel test suite")
     ap.add_argument("--suite-modules", help="its boot-module window (for the OpenSBI case)")
     ap.add_argument("--bench-image", help="the IPC benchmark's image (full sweep on QEMU, short on the RTL)")
+    ap.add_argument("--mem-image", help="the memory-allocator server's short run (QEMU)")
     ap.add_argument("--harts", type=int, default=4)
     ap.add_argument("--only")
     args = ap.parse_args()
@@ -226,6 +251,8 @@ def main():
             todo += suite_cases(args.suite_image, args.kernel, args.suite_modules)
         if args.bench_image:
             todo.append(("ipc-bench-smp4", {}, args.bench_image, [], 0, expect_our_firmware(IPC_BENCH_FULL)))
+        if args.mem_image:
+            todo.append(("mem-server-smp4", {}, args.mem_image, [], 0, expect_our_firmware(MEM_BENCH_QUICK)))
     results = [run_case(*c) for c in todo if not args.only or c[0] == args.only]
     if not results:
         sys.exit(f"no case named {args.only}")

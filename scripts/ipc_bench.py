@@ -42,8 +42,9 @@ SIM_MIN_HZ = 15_000
 RESULT = re.compile(r"^result (.*)$")
 
 
-def run(cmd, log_path, timeout):
-    """Run the image, echo progress, keep the whole console log; returns the log text."""
+def run(cmd, log_path, timeout, tag="bench-ipc", describe=None, echo=("[ipc-bench]",)):
+    """Run the image, echo progress, keep the whole console log; returns the log text.
+    `describe(fields)` words a result line's progress, `echo` the prefixes of lines shown."""
     start = time.monotonic()
     lines = []
     with open(log_path, "w") as log:
@@ -59,18 +60,34 @@ def run(cmd, log_path, timeout):
                 if line.startswith("result "):
                     points += 1
                     f = dict(kv.split("=", 1) for kv in line.split()[1:])
-                    print(f"[bench-ipc] {t / 60:5.1f} min  point {points:2d}: {f['variant']:11s} conc {f['concurrency']:>2s} "
-                          f"{f['work']:7s} {f['cycles_per_ipc']:>8s} cycles/IPC  {f['notifications_per_ipc']} notif  "
-                          f"{f['kernel_entries_per_ipc']} entries", flush=True)
-                elif line.startswith("[ipc-bench]") or "PANIC" in line or line.startswith("[sim]"):
-                    print(f"[bench-ipc] {t / 60:5.1f} min  {line}", flush=True)
+                    print(f"[{tag}] {t / 60:5.1f} min  point {points:2d}: {(describe or describe_ipc)(f)}", flush=True)
+                elif line.startswith(echo) or "PANIC" in line or line.startswith("[sim]"):
+                    print(f"[{tag}] {t / 60:5.1f} min  {line}", flush=True)
                 if t > timeout:
                     p.kill()
-                    print(f"[bench-ipc] timed out after {t:.0f} s", flush=True)
+                    print(f"[{tag}] timed out after {t:.0f} s", flush=True)
                     break
         finally:
             p.wait()
     return "\n".join(lines)
+
+
+def describe_ipc(f):
+    return (f"{f['variant']:11s} conc {f['concurrency']:>2s} {f['work']:7s} {f['cycles_per_ipc']:>8s} cycles/IPC  "
+            f"{f['notifications_per_ipc']} notif  {f['kernel_entries_per_ipc']} entries")
+
+
+def need_matplotlib(tool):
+    """Import matplotlib, or re-run this script under the system Python that has it."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        # scripts/deps.sh installs the Debian package: use the system Python that has it when
+        # another python3 comes first in PATH (pyenv, a venv).
+        system = "/usr/bin/python3"
+        if os.path.realpath(sys.executable) != os.path.realpath(system) and os.path.exists(system):
+            os.execv(system, [system] + sys.argv)
+        sys.exit(f"{tool}: matplotlib is missing (make deps installs python3-matplotlib)")
 
 
 def parse(text):
@@ -190,15 +207,7 @@ def plot(rows, out_dir, target):
 
 
 def main():
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        # scripts/deps.sh installs the Debian package: use the system Python that has it when
-        # another python3 comes first in PATH (pyenv, a venv).
-        system = "/usr/bin/python3"
-        if os.path.realpath(sys.executable) != os.path.realpath(system) and os.path.exists(system):
-            os.execv(system, [system] + sys.argv)
-        sys.exit("bench-ipc: matplotlib is missing (make deps installs python3-matplotlib)")
+    need_matplotlib("bench-ipc")
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--image")
     ap.add_argument("--out", required=True)

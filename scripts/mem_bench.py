@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""The memory-allocator server's benchmark (sw/apps/mem-server): boot its images on the 4-hart
+RTL (one image per phase, one after the other) or QEMU, follow their progress, then write
+OUT/mem.csv, OUT/mem.md (our figures beside the published ones, and the goals) and PNG plots.
+
+  mem_bench.py --images IMG... --out build/bench --target rtl --sim SIM [--lock FILE]
+  mem_bench.py --images build/sw/image-mem-bench.bin --out build/bench --target qemu
+  mem_bench.py --parse LOG... --out build/bench       (tables and plots from earlier logs)
+
+Exit status 0 only if every run ended with the verdict "ok".
+"""
+import argparse
+import csv
+import os
+import sys
+
+from ipc_bench import need_matplotlib, run
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+COLUMNS = ["target", "mode", "harts", "concurrency", "cycles_per_pair", "kernel_entries_per_syscall", "pairs",
+           "published_cycles_per_pair"]
+# docs/benchmarks.md section 3 (FPGA, 4 Rocket cores): cycles per map+unmap pair by concurrency;
+# sync ~8.1k flat; async 1-core / multi-core. harts = 1: server and client on one hart.
+PUBLISHED = {
+    ("sync", 1): {c: 8100 for c in (2, 4, 8, 16, 32, 64, 128, 256)},
+    ("sync", 2): {c: 8100 for c in (2, 4, 8, 16, 32, 64, 128, 256)},
+    ("async", 1): {8: 21000, 16: 12300, 32: 7100, 64: 6200, 128: 6000, 256: 6000},
+    ("async", 2): {8: 21000, 16: 9600, 32: 5600, 64: 5300, 128: 5200, 256: 5200},
+}
+# Kernel entries per async system call: ~1-3 %, and 0.94 % multi-core at >= 256.
+PUBLISHED_ENTRIES = {("async", 2): {256: 0.0094}}
+LABELS = {("sync", 1): "sync, 1 hart", ("sync", 2): "sync, 2 harts",
+          ("async", 1): "async, 1 hart", ("async", 2): "async, 2 harts"}
+COLORS = {("sync", 1): "tab:red", ("sync", 2): "tab:purple", ("async", 1): "tab:blue", ("async", 2): "tab:orange"}
+# Simulated cycles allowed per image (a hang guard; a phase of the full sweep needs ~40 M).
+MAX_CYCLES = 80_000_000
+SIM_MIN_HZ = 15_000
+
+
+def describe(f):
+    return (f"{f['mode']:5s} {f['harts']} hart(s) conc {f['concurrency']:>3s} {f['cycles_per_pair']:>8s} cycles/pair  "
+            f"{f['kernel_entries_per_syscall']} entries/syscall")
+
+
+def parse(text):
+    rows = []
+    for line in text.splitlines():
+        if not line.startswith("result "):
+            continue
+        f = dict(kv.split("=", 1) for kv in line.split()[1:])
+        key, conc = (f["mode"], int(f["harts"])), int(f["concurrency"])
+        rows.append({**f, "harts": key[1], "concurrency": conc, "cycles_per_pair": int(f["cycles_per_pair"]),
+                     "kernel_entries_per_syscall": float(f["kernel_entries_per_syscall"]),
+                     "published_cycles_per_pair": PUBLISHED.get(key, {}).get(conc, "")})
+    return rows
+
+
+def write_csv(rows, path):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+
+
+def goals(rows):
+    """The issue's goals, from our rows: async/sync at >= 64, where async starts to win, and
+    kernel entries per async system call at >= 256."""
+    out = []
+    for h in (1, 2):
+        sync = {r["concurrency"]: r["cycles_per_pair"] for r in rows if r["mode"] == "sync" and r["harts"] == h}
+        asyn = {r["concurrency"]: r["cycles_per_pair"] for r in rows if r["mode"] == "async" and r["harts"] == h}
+        both = sorted(set(sync) & set(asyn))
+        if not both:
+            out.append(f"- {h} hart(s): no async points to compare")
+            continue
+        hi = [c for c in both if c >= 64]
+        if hi:
+            ratio = sum(asyn[c] / sync[c] for c in hi) / len(hi)
+            out.append(f"- {h} hart(s): async / sync per pair at concurrency >= 64: {ratio:.2f}x (published 0.64x, goal <= 0.4x)")
+        wins = [c for c in both if asyn[c] < sync[c]]
+        out.append(f"- {h} hart(s): async beats sync from concurrency {wins[0] if wins else 'never'} (published 32, goal <= 4)")
+        ent = [r["kernel_entries_per_syscall"] for r in rows if r["mode"] == "async" and r["harts"] == h and r["concurrency"] >= 256]
+        if ent:
+            out.append(f"- {h} hart(s): kernel entries per async system call at >= 256: {100 * max(ent):.2f} % "
+                       "(published 0.94 % multi-core, goal <= 0.5 %)")
+    return out
+
+
+def write_table(rows, path, target):
+    concs = sorted({r["concurrency"] for r in rows})
+    out = [f"### Memory-allocator server, target = {target}: cycles per map+unmap pair "
+           "(published); kernel entries per system call\n",
+           "| mode, placement | " + " | ".join(f"conc {c}" for c in concs) + " |",
+           "| --- |" + " --- |" * len(concs)]
+    for key in PUBLISHED:
+        cells = []
+        for c in concs:
+            r = next((r for r in rows if (r["mode"], r["harts"]) == key and r["concurrency"] == c), None)
+            if r is None:
+                cells.append("")
+                continue
+            pub = f" (~{r['published_cycles_per_pair']:,})" if r["published_cycles_per_pair"] != "" else ""
+            cells.append(f"{r['cycles_per_pair']:,}{pub}; {100 * r['kernel_entries_per_syscall']:.1f} %")
+        out.append(f"| {LABELS[key]} | " + " | ".join(cells) + " |")
+    out += ["", "Goals:", *goals(rows), ""]
+    if target == "qemu":
+        out.append("QEMU: cycles are host time (only ratios within one run mean anything), and the kernel "
+                   "emulates the UINTC, so kernel entries count the emulation's traps too.")
+    open(path, "w").write("\n".join(out) + "\n")
+
+
+def plot(rows, out_dir, target):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    concs = sorted({r["concurrency"] for r in rows})
+    written = []
+    for name, key, pub_table, ylabel, scale in [
+            ("mem-cycles.png", "cycles_per_pair", PUBLISHED, "cycles per map+unmap pair", 1),
+            ("mem-entries.png", "kernel_entries_per_syscall", PUBLISHED_ENTRIES, "kernel entries per system call (%)", 100)]:
+        fig, ax = plt.subplots(figsize=(10, 5))
+        for k in PUBLISHED:
+            pts = sorted((r["concurrency"], r[key] * scale) for r in rows if (r["mode"], r["harts"]) == k)
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=COLORS[k], label=f"ours: {LABELS[k]}")
+            pub = sorted(pub_table.get(k, {}).items())
+            if pub:
+                ax.plot([p[0] for p in pub], [p[1] * scale for p in pub], "s:", color=COLORS[k], alpha=0.6,
+                        markerfacecolor="none", label=f"published: {LABELS[k]}")
+        if key == "kernel_entries_per_syscall":
+            ax.axhspan(1, 3, color="grey", alpha=0.15, label="published async: ~1-3 %")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(concs)
+        ax.set_xticklabels([str(c) for c in concs])
+        ax.set_yscale("log")
+        ax.set_xlabel("concurrent client coroutines")
+        ax.set_ylabel(ylabel)
+        ax.set_title(f"memory-allocator server, target = {target} (published: FPGA, 4x Rocket)"
+                     + (" - QEMU: host time, ratios only" if target == "qemu" else ""))
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+        fig.tight_layout()
+        path = os.path.join(out_dir, name)
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def main():
+    need_matplotlib("bench-mem")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--images", nargs="+", help="the images to run, one after the other")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--target", choices=["rtl", "qemu"], default="rtl")
+    ap.add_argument("--sim", help="the Verilator model (target rtl)")
+    ap.add_argument("--lock", help="run each simulation under flock on this file (a shared machine's RTL lock)")
+    ap.add_argument("--max-cycles", type=int, default=MAX_CYCLES, help="per image")
+    ap.add_argument("--parse", nargs="+", metavar="LOG", help="skip the runs: use these console logs")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    texts = []
+    if args.parse:
+        texts = [open(p, errors="replace").read() for p in args.parse]
+    else:
+        if not args.images:
+            ap.error("--images is required (or --parse)")
+        for image in args.images:
+            log = os.path.join(args.out, f"mem-{args.target}-{os.path.basename(image).removesuffix('.bin')}.log")
+            if args.target == "rtl":
+                if not args.sim:
+                    ap.error("--sim is required for target rtl")
+                cmd = (["flock", args.lock] if args.lock else []) + \
+                      ["nice", "-n", "5", args.sim, f"+image={image}", f"+max-cycles={args.max_cycles}"]
+                timeout = args.max_cycles / SIM_MIN_HZ
+            else:
+                cmd, timeout = [os.path.join(HERE, "qemu.sh"), image], 900
+            print(f"[bench-mem] running {' '.join(cmd)} (log: {log})", flush=True)
+            texts.append(run(cmd, log, timeout, tag="bench-mem", describe=describe, echo=("[mem-bench]", "[mem-server]")))
+    rows = [r for t in texts for r in parse(t)]
+    if not rows:
+        sys.exit("bench-mem: no result lines")
+    target = rows[0]["target"]
+    csv_path, md_path = os.path.join(args.out, "mem.csv"), os.path.join(args.out, "mem.md")
+    write_csv(rows, csv_path)
+    write_table(rows, md_path, target)
+    pngs = plot(rows, args.out, target)
+    print(open(md_path).read())
+    print(f"[bench-mem] {len(rows)} points: {csv_path}, {md_path}, {', '.join(pngs)}")
+    bad = [i for i, t in enumerate(texts) if "[mem-bench] verdict: ok" not in t]
+    if bad:
+        sys.exit(f"bench-mem: {len(bad)} run(s) did not end with the verdict ok (see the logs)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,330 @@
+//! The memory benchmark's client: checks the server's answers to bad requests, then runs the
+//! sweep (README.md): for each phase (mode sync/async, single- or multi-hart placement) and
+//! concurrency, that many coroutines each map a page of the pool, touch it (write a pattern at
+//! both ends, read it back) and unmap it, in a loop; one `result` line per point. Last, it maps,
+//! unmaps and reads a page once more: the root task checks that this read faults.
+#![cfg_attr(target_arch = "riscv64", no_std, no_main)]
+
+#[cfg(not(target_arch = "riscv64"))]
+fn main() {}
+
+#[cfg(target_arch = "riscv64")]
+mod rt {
+    use abi::bootinfo::process::ProcessInfo;
+    use abi::{stat, MessageInfo};
+    use core::cell::UnsafeCell;
+    use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    use mem_server::proto::{self, caps, control, req, status, CAP, CHAN_VA, FRAMES, PAGE, POOL_PAGES, POOL_VA};
+    use userlib::chan::{call_blocking, ChanMem, Client, Msg, ThreadPark};
+    use userlib::task::{Executor, Handle, JoinHandle};
+    use userlib::{ipc, print, println, syscall};
+
+    userlib::entry!(main);
+
+    /// Phases (`mode-harts`: harts 1 = client beside the server, 2 = on another hart) and
+    /// concurrencies of the sweep; the build may choose others (MEM_PHASES, MEM_CONC).
+    const PHASES: &str = match option_env!("MEM_PHASES") {
+        Some(p) => p,
+        None => "sync-1,sync-2,async-1,async-2",
+    };
+    const CONC: &str = match option_env!("MEM_CONC") {
+        Some(c) => c,
+        None if cfg!(feature = "quick") => "2,16,128",
+        None => "2,4,8,16,32,64,128,256,512",
+    };
+
+    /// Measured pairs of a point: at least two rounds of its coroutines (on one hart the sides
+    /// take turns in batches of up to `conc` requests: a shorter window times one burst).
+    fn pairs(conc: usize) -> usize {
+        if cfg!(feature = "quick") {
+            conc.max(8)
+        } else {
+            (2 * conc).max(48)
+        }
+    }
+    /// The pipeline is full once every coroutine finished a pair; a few more to settle.
+    fn warm(conc: usize) -> usize {
+        conc + 4
+    }
+
+    type Rt = Handle<{ CAP + 8 }, 256>;
+    static EXEC: Executor<{ CAP + 8 }, 256> = Executor::new();
+    static PARK: ThreadPark = ThreadPark::new();
+    static CLIENT: Client<CAP> = Client::new();
+
+    /// Core cycles of wall time: mtime scaled to the core clock (Rocket's cycle counter stops
+    /// in `wfi`, where this hart waits whenever the server works on another).
+    fn now_cycles() -> usize {
+        userlib::time::now() as usize * (platform::clock::CORE_HZ / platform::clock::TIMEBASE_HZ)
+    }
+
+    #[derive(Clone, Copy, Default)]
+    struct Snap {
+        cycles: usize,
+        entries: usize,
+    }
+    /// One DebugStat inside the window (the start reads entries last, the end first).
+    fn snap_start() -> Snap {
+        let entries = syscall::debug_stat(stat::KERNEL_ENTRIES);
+        Snap { cycles: now_cycles(), entries }
+    }
+    fn snap_end() -> Snap {
+        let cycles = now_cycles();
+        Snap { cycles, entries: syscall::debug_stat(stat::KERNEL_ENTRIES) }
+    }
+    const SNAP_ENTRIES: usize = 1;
+
+    struct Ctx {
+        rt: Rt,
+        target: &'static str,
+        failures: usize,
+        points: usize,
+        pairs: usize,
+    }
+
+    fn check(cx: &mut Ctx, ok: bool, what: core::fmt::Arguments) {
+        if !ok {
+            cx.failures += 1;
+            println!("[mem-bench] check FAILED: {}", what);
+        }
+    }
+
+    fn call(cx: &Ctx, label: u32, words: &[u64]) -> Msg {
+        match call_blocking(&cx.rt, &CLIENT, Msg::new(label, words).unwrap_or_default()) {
+            Ok(m) => m,
+            Err(e) => panic!("the channel failed: {:?}", e),
+        }
+    }
+
+    /// Write a pattern at both ends of the page at `va` and read it back.
+    fn touch(va: usize, pattern: u64) -> bool {
+        let (a, b) = (va as *mut u64, (va + PAGE - 8) as *mut u64);
+        // SAFETY: the server mapped this page of our pool read-write for us; nothing else uses
+        // it until we unmap it.
+        unsafe {
+            core::ptr::write_volatile(a, pattern);
+            core::ptr::write_volatile(b, !pattern);
+            core::ptr::read_volatile(a) == pattern && core::ptr::read_volatile(b) == !pattern
+        }
+    }
+
+    /// The server refuses what it must refuse, and says why.
+    fn check_errors(cx: &mut Ctx) {
+        let page = |i: usize| (POOL_VA + i * PAGE) as u64;
+        let cases: [(&str, u32, &[u64], u32); 8] = [
+            ("map below the pool", req::MAP, &[page(0) - PAGE as u64], status::RANGE),
+            ("map past the pool", req::MAP, &[page(POOL_PAGES)], status::RANGE),
+            ("map of our program's page", req::MAP, &[0x10000], status::RANGE),
+            ("map misaligned", req::MAP, &[page(3) + 8], status::ALIGN),
+            ("unmap of an unmapped page", req::UNMAP, &[page(3)], status::NOT_MAPPED),
+            ("unknown request", 77, &[page(3)], status::BAD_REQUEST),
+            ("map without an address", req::MAP, &[], status::BAD_REQUEST),
+            ("async system calls in this build", req::MODE, &[7], status::UNSUPPORTED),
+        ];
+        for (what, label, words, want) in cases {
+            let r = call(cx, label, words);
+            check(cx, r.label == want, format_args!("{}: status {} instead of {}", what, r.label, want));
+        }
+        // A page mapped twice, then unmapped: the second map is refused, the page works.
+        let va = page(3);
+        let r = call(cx, req::MAP, &[va]);
+        check(cx, r.label == status::OK && r.word(0) == va, format_args!("map: status {}", r.label));
+        let r = call(cx, req::MAP, &[va]);
+        check(cx, r.label == status::MAPPED, format_args!("double map: status {} instead of {}", r.label, status::MAPPED));
+        check(cx, touch(va as usize, 0x5a5a_0000_1234), format_args!("the mapped page does not keep what we wrote"));
+        let r = call(cx, req::UNMAP, &[va]);
+        check(cx, r.label == status::OK, format_args!("unmap: status {}", r.label));
+        let r = call(cx, req::UNMAP, &[va]);
+        check(cx, r.label == status::NOT_MAPPED, format_args!("double unmap: status {} instead of {}", r.label, status::NOT_MAPPED));
+        cx.pairs += 1;
+        println!("[mem-bench] the server refused every bad request with the right status");
+    }
+
+    // ---- the sweep
+
+    static TICKET: AtomicUsize = AtomicUsize::new(0);
+    static TOTAL: AtomicUsize = AtomicUsize::new(0);
+    static DONE: AtomicUsize = AtomicUsize::new(0);
+    static BAD: AtomicUsize = AtomicUsize::new(0);
+    static WARM: AtomicUsize = AtomicUsize::new(0);
+    static END: AtomicUsize = AtomicUsize::new(0);
+    struct Snaps(UnsafeCell<[Snap; 2]>);
+    // SAFETY: one thread (its coroutines take turns).
+    unsafe impl Sync for Snaps {}
+    static SNAPS: Snaps = Snaps(UnsafeCell::new([Snap { cycles: 0, entries: 0 }; 2]));
+
+    async fn pair(label: u32, va: u64) -> bool {
+        match CLIENT.call(Msg::new(label, &[va]).unwrap_or_default()).await {
+            Ok(m) => m.label == status::OK && m.word(0) == va && (m.word(1) as usize) < FRAMES,
+            Err(_) => false,
+        }
+    }
+
+    async fn worker(i: usize) {
+        let va = POOL_VA + i * PAGE;
+        loop {
+            let t = TICKET.fetch_add(1, Relaxed);
+            if t >= TOTAL.load(Relaxed) {
+                return;
+            }
+            let ok = pair(req::MAP, va as u64).await && touch(va, (t as u64) << 16 | i as u64) && pair(req::UNMAP, va as u64).await;
+            if !ok {
+                BAD.fetch_add(1, Relaxed);
+            }
+            let done = DONE.fetch_add(1, Relaxed) + 1;
+            // SAFETY: see Snaps.
+            let snaps = unsafe { &mut *SNAPS.0.get() };
+            if done == WARM.load(Relaxed) {
+                snaps[0] = snap_start();
+            } else if done == END.load(Relaxed) {
+                snaps[1] = snap_end();
+            }
+        }
+    }
+
+    fn point(cx: &mut Ctx, mode: &str, harts: usize, conc: usize) {
+        let (warm, pairs) = (warm(conc), pairs(conc));
+        let total = warm + pairs + conc;
+        for (a, v) in [(&TICKET, 0), (&DONE, 0), (&BAD, 0), (&TOTAL, total), (&WARM, warm), (&END, warm + pairs)] {
+            a.store(v, Relaxed);
+        }
+        let mut hs: [Option<JoinHandle<()>>; CAP] = [const { None }; CAP];
+        for (i, h) in hs.iter_mut().take(conc).enumerate() {
+            match cx.rt.spawn(5, worker(i)) {
+                Ok(j) => *h = Some(j),
+                Err(e) => {
+                    check(cx, false, format_args!("spawn: {:?}", e));
+                    return;
+                }
+            }
+        }
+        cx.rt.block_on(async {
+            for h in hs.iter_mut() {
+                if let Some(h) = h.take() {
+                    h.await;
+                }
+            }
+        });
+        // SAFETY: see Snaps; the workers are done.
+        let [a, b] = unsafe { *SNAPS.0.get() };
+        // Each pair is two system calls of the server's (its STATS confirm the count).
+        let syscalls = 2 * pairs;
+        let e = (b.entries - a.entries).saturating_sub(SNAP_ENTRIES) * 10_000 / syscalls;
+        println!(
+            "result target={} mode={} harts={} concurrency={} cycles_per_pair={} kernel_entries_per_syscall={}.{:04} pairs={}",
+            cx.target,
+            mode,
+            harts,
+            conc,
+            (b.cycles - a.cycles) / pairs,
+            e / 10_000,
+            e % 10_000,
+            pairs
+        );
+        cx.points += 1;
+        cx.pairs += total;
+        let (bad, done) = (BAD.load(Relaxed), DONE.load(Relaxed));
+        check(cx, bad == 0, format_args!("{} {} conc {}: {} pairs went wrong", mode, harts, conc, bad));
+        check(cx, done == total, format_args!("{} {} conc {}: {} of {} pairs done", mode, harts, conc, done, total));
+    }
+
+    /// Run one phase: move to its placement, tell the server how to wait and which mode.
+    fn phase(cx: &mut Ctx, mode: &str, harts: usize, hart: usize) -> bool {
+        let (_, _, m) = syscall::call(caps::CONTROL, MessageInfo::new(control::MOVE, 0, 0, 1), [hart, 0, 0, 0]);
+        if m[0] != 0 {
+            check(cx, false, format_args!("the root task could not move us to hart {}", hart));
+            return false;
+        }
+        let spin = if harts == 1 { 0 } else { proto::SPIN };
+        PARK.setup(caps::WAKE, spin);
+        call(cx, req::SPIN, &[spin as u64]);
+        let want = if mode == "async" { proto::MODE_ASYNC } else { proto::MODE_SYNC };
+        let r = call(cx, req::MODE, &[want]);
+        if r.label != status::OK {
+            println!("[mem-bench] mode {}: not available (status {}), phase left out", mode, r.label);
+            return false;
+        }
+        let mut it = CONC.split(',');
+        while let Some(c) = it.next().and_then(|c| c.trim().parse::<usize>().ok()) {
+            if c == 0 || c > CAP {
+                check(cx, false, format_args!("concurrency {} outside 1..={}", c, CAP));
+                continue;
+            }
+            point(cx, mode, harts, c);
+        }
+        true
+    }
+
+    extern "C" fn main(info: usize) -> ! {
+        // SAFETY: the loader maps the ProcessInfo page read-only here and passes it in a0.
+        let info = unsafe { &*(info as *const ProcessInfo) };
+        ipc::set_ipc_buffer(info.ipc_buffer);
+        let (_, _, m) = syscall::call(caps::CONTROL, MessageInfo::new(control::HELLO, 0, 0, 0), [0; 4]);
+        let (to_server, server_hart, other_hart) = (m[0], m[2], m[3]);
+        let target = if ipc::get_mr(4) == proto::TARGET_RTL { "rtl" } else { "qemu" };
+        PARK.setup(caps::WAKE, 0);
+        let rt = EXEC.claim(&PARK).expect("one executor");
+        // SAFETY: the root task maps the channel's frames here before we run, for good.
+        let mem = unsafe { ChanMem::new(CHAN_VA as *mut u8, CAP) }.expect("channel address");
+        CLIENT.attach(mem, to_server, &PARK).expect("attach the channel");
+        let mut cx = Ctx { rt, target, failures: 0, points: 0, pairs: 0 };
+        println!("[mem-bench] client: server on hart {}, multi-hart placement on hart {} ({}); phases {}", server_hart, other_hart, target, PHASES);
+        check_errors(&mut cx);
+
+        for p in PHASES.split(',') {
+            let (mode, harts) = match p.trim() {
+                "sync-1" => ("sync", 1),
+                "sync-2" => ("sync", 2),
+                "async-1" => ("async", 1),
+                "async-2" => ("async", 2),
+                other => {
+                    check(&mut cx, false, format_args!("unknown phase {}", other));
+                    continue;
+                }
+            };
+            let hart = if harts == 1 { server_hart } else { other_hart };
+            check(&mut cx, harts == 1 || hart != server_hart, format_args!("no other hart for the multi-hart placement"));
+            phase(&mut cx, mode, harts, hart);
+        }
+        // Back to sync for the last checks (a no-op when the sweep ended in sync mode).
+        call(&cx, req::MODE, &[proto::MODE_SYNC]);
+
+        // Every pair was one map and one unmap, each one system call; every frame is back.
+        let s = call(&cx, req::STATS, &[]);
+        let (maps, unmaps, syscalls, free) = (s.word(0) as usize, s.word(1) as usize, s.word(2) as usize, s.word(4) as usize);
+        let n = cx.pairs;
+        check(&mut cx, maps == n && unmaps == n, format_args!("server counted {} maps, {} unmaps for {} pairs", maps, unmaps, n));
+        check(&mut cx, syscalls == 2 * n, format_args!("server made {} system calls for {} pairs", syscalls, n));
+        check(&mut cx, free == FRAMES, format_args!("{} of {} frames free at the end", free, FRAMES));
+        print!("[mem-bench] done: {} points, {} pairs, ", cx.points, cx.pairs);
+        if cx.failures == 0 {
+            println!("every reply right and every page kept its pattern");
+        } else {
+            println!("{} checks FAILED", cx.failures);
+        }
+
+        // A page we mapped, wrote and unmapped must fault on the next access: the root task
+        // hears the fault, checks its address and ends the run with the verdict.
+        let va = POOL_VA + 5 * PAGE;
+        let ok = call(&cx, req::MAP, &[va as u64]).label == status::OK && touch(va, 77) && call(&cx, req::UNMAP, &[va as u64]).label == status::OK;
+        check(&mut cx, ok, format_args!("the last map, touch and unmap"));
+        syscall::call(caps::CONTROL, MessageInfo::new(control::EXPECT_FAULT, 0, 0, 2), [va, cx.failures, 0, 0]);
+        // SAFETY: deliberately reads the page just unmapped: it faults, and the root task
+        // ends the run (a read that returns is a failure of the server or the kernel).
+        let v = unsafe { core::ptr::read_volatile(va as *const u64) };
+        println!("[mem-bench] FAILED: read {:#x} from the unmapped page", v);
+        syscall::call(caps::CONTROL, MessageInfo::new(control::DONE, 0, 0, 1), [1, 0, 0, 0]);
+        loop {
+            syscall::yield_now();
+        }
+    }
+
+    #[panic_handler]
+    fn panic(info: &core::panic::PanicInfo) -> ! {
+        println!("[mem-bench] client panic: {}", info);
+        syscall::call(caps::CONTROL, MessageInfo::new(control::DONE, 0, 0, 1), [2, 0, 0, 0]);
+        loop {
+            syscall::yield_now();
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! The memory benchmark system's root task: starts the server and the client from their boot
+//! modules (app.toml), wires their channel (shared ring frames, a U-notification each way),
+//! gives the server what it serves with (an Untyped for its frames, the client's VSpace cap)
+//! and installs the page tables of the client's pool; then answers HELLO, moves the client
+//! between harts when it asks (single- and multi-hart placements in one run), and ends the run
+//! with the client's verdict and the check that its last access, to a page it had unmapped,
+//! faulted.
+#![cfg_attr(target_arch = "riscv64", no_std, no_main)]
+
+#[cfg(not(target_arch = "riscv64"))]
+fn main() {}
+
+#[cfg(target_arch = "riscv64")]
+mod rt {
+    use abi::{fault, init_cap as ic, object, uintr as au, MessageInfo};
+    use mem_server::proto::{self, caps, control, slots, CAP, CHAN_VA, FRAMES_BITS, PAGE, POOL_VA};
+    use userlib::chan::{chan_bytes, ChanMem};
+    use userlib::invoke::{rights, vm_attr};
+    use userlib::process::system::{Member, RootAlloc, System};
+    use userlib::process::{self, Shared};
+    use userlib::{bootinfo, cnode, println, syscall, tcb, uintr, vspace};
+
+    userlib::entry!(main);
+
+    const PAGES: usize = chan_bytes(CAP).div_ceil(PAGE);
+    const CLIENT: &str = "client";
+    const SERVER: &str = "server";
+
+    fn fail(what: &str, e: impl core::fmt::Debug) -> ! {
+        println!("[mem-bench] FAILED: {}: {:?}", what, e);
+        syscall::debug_halt(1)
+    }
+
+    /// A sender entry in `tcb`'s table for `ntfn`, whose vector is `badge`.
+    fn sender(alloc: &mut RootAlloc, ntfn: usize, badge: usize, tcb: usize) -> usize {
+        let m = alloc.slots(1).unwrap_or_else(|e| fail("slot", e)).start;
+        cnode::mint(ic::CNODE, m, 64, ic::CNODE, ntfn, 64, rights::ALL, badge).unwrap_or_else(|e| fail("mint notification", e));
+        uintr::register_sender(m, tcb).unwrap_or_else(|e| fail("NotificationRegisterSender", e))
+    }
+
+    /// Make `m` the receiver of the U-notification given at `wake` (bound to its thread).
+    fn receiver(sys: &System, m: &Member) -> usize {
+        let t = m.process.tcb;
+        let n = sys.object_of(m, caps::WAKE - caps::CONTROL).unwrap_or_else(|| fail("no notification given", m.name));
+        uintr::grant(ic::UINTR_CONTROL, t, au::GRANT_RECEIVE | au::GRANT_SEND).unwrap_or_else(|e| fail("UintrControl_Grant", e));
+        tcb::bind_notification(t, n).unwrap_or_else(|e| fail("TCB_BindNotification", e));
+        uintr::register_receiver(n).unwrap_or_else(|e| fail("NotificationRegisterReceiver", e));
+        n
+    }
+
+    /// What the server serves with: an Untyped for its frames and the client's VSpace cap in
+    /// its CNode, and the pool's page tables (two levels below the client's root table) in
+    /// the client's VSpace.
+    fn equip(alloc: &mut RootAlloc, server: &Member, client: &Member) {
+        let bits = server.record.cnode_bits as usize;
+        if bits < slots::CNODE_BITS {
+            fail("server cnode-bits below what its frames need", bits);
+        }
+        let ut = alloc.object(object::UNTYPED, FRAMES_BITS).unwrap_or_else(|e| fail("frames' Untyped", e));
+        let cn = server.process.cnode;
+        cnode::move_(cn, slots::UNTYPED, bits, ic::CNODE, ut, 64).unwrap_or_else(|e| fail("CNode_Move (Untyped)", e));
+        cnode::copy(cn, slots::CLIENT_VSPACE, bits, ic::CNODE, client.process.vspace, 64, rights::ALL)
+            .unwrap_or_else(|e| fail("CNode_Copy (client VSpace)", e));
+        for _ in 0..2 {
+            let pt = alloc.object(object::PAGE_TABLE, 0).unwrap_or_else(|e| fail("pool page table", e));
+            vspace::page_table_map(pt, client.process.vspace, POOL_VA, vm_attr::DEFAULT).unwrap_or_else(|e| fail("PageTable_Map (pool)", e));
+        }
+    }
+
+    extern "C" fn main(bootinfo: usize) -> ! {
+        userlib::ipc::set_ipc_buffer(abi::layout::ROOT_IPC_BUFFER);
+        // SAFETY: the kernel passes the boot-info page, mapped for good.
+        let bi = unsafe { userlib::bootinfo::from_addr(bootinfo) };
+        println!("[mem-bench] root task: starting the system of {} modules", process::modules(bi).count());
+        let mut alloc = RootAlloc::new(bi);
+
+        // The channel's frames, laid out here and shared with both ends.
+        let (va, first) = alloc.shared_pages(PAGES).unwrap_or_else(|e| fail("channel frames", e));
+        // SAFETY: PAGES fresh frames mapped at va, for good.
+        let mem = unsafe { ChanMem::new(va as *mut u8, CAP) }.unwrap_or_else(|e| fail("channel", e));
+        mem.init().unwrap_or_else(|e| fail("channel init", e));
+        let shared: [Shared; PAGES] = core::array::from_fn(|i| Shared { frame: first + i, va: CHAN_VA + i * PAGE, write: true });
+        let sys = System::load(bi, &mut alloc, |name| match name {
+            CLIENT | SERVER => &shared[..],
+            _ => &[],
+        })
+        .unwrap_or_else(|(name, e)| fail(name, e));
+        let client = *sys.member(CLIENT).unwrap_or_else(|| fail("no process", CLIENT));
+        let server = *sys.member(SERVER).unwrap_or_else(|| fail("no process", SERVER));
+
+        let client_n = receiver(&sys, &client);
+        let server_n = receiver(&sys, &server);
+        let to_server = sender(&mut alloc, server_n, 1, client.process.tcb);
+        let to_client = sender(&mut alloc, client_n, 1, server.process.tcb);
+        equip(&mut alloc, &server, &client);
+        let control = sys.object_of(&client, 0).unwrap_or_else(|| fail("no control endpoint", CLIENT));
+        sys.resume_all().unwrap_or_else(|(name, e)| fail(name, e));
+        let harts = bootinfo::harts(bi);
+        // The client's hart in the multi-hart placement: another than the server's.
+        let other = (1..harts).map(|d| (server.hart + d) % harts).find(|&h| h != bi.node_id).unwrap_or(server.hart);
+        println!("[mem-bench] started: server on hart {}, client on hart {} (multi-hart: {})", server.hart, client.hart, other);
+        let target = if bi.uintr_mode == au::MODE_HARDWARE { proto::TARGET_RTL } else { proto::TARGET_QEMU };
+
+        let mut expect_fault: Option<(usize, usize)> = None;
+        loop {
+            let (badge, info, mrs) = syscall::recv(control);
+            match (badge, info.label) {
+                (proto::BADGE_CLIENT, control::HELLO) => reply(&[to_server, client.hart, server.hart, other], target),
+                (proto::BADGE_SERVER, control::HELLO) => reply(&[to_client, server.hart, 0, 0], 0),
+                (proto::BADGE_CLIENT, control::MOVE) => {
+                    let ok = mrs[0] < harts && tcb::set_affinity(client.process.tcb, mrs[0]).is_ok();
+                    reply(&[!ok as usize, 0, 0, 0], 0)
+                }
+                (proto::BADGE_CLIENT, control::EXPECT_FAULT) => {
+                    expect_fault = Some((mrs[0], mrs[1]));
+                    reply(&[0; 4], 0)
+                }
+                (proto::BADGE_CLIENT, control::DONE) => {
+                    println!("[mem-bench] verdict: FAILED (the client ended early with status {})", mrs[0]);
+                    syscall::debug_halt(1)
+                }
+                (b, l) if b == proto::FAULT_BASE + proto::BADGE_CLIENT && expect_fault.is_some() => {
+                    let (va, failures) = expect_fault.unwrap_or_default();
+                    let as_expected = l == fault::VM_FAULT && mrs[1] == va;
+                    if as_expected {
+                        println!("[mem-bench] the client's access to its unmapped page {:#x} faulted: ok", va);
+                    } else {
+                        println!("[mem-bench] FAILED: the client's fault {} at {:#x} {:#x} is not the one expected at {:#x}", l, mrs[0], mrs[1], va);
+                    }
+                    let ok = as_expected && failures == 0;
+                    println!("[mem-bench] verdict: {}", if ok { "ok" } else { "FAILED" });
+                    syscall::debug_halt(!ok as usize)
+                }
+                (b, l) if b > proto::FAULT_BASE => {
+                    println!("[mem-bench] FAILED: process with badge {} faulted (fault {}, {:#x} {:#x})", b - proto::FAULT_BASE, l, mrs[0], mrs[1]);
+                    syscall::debug_halt(1)
+                }
+                (b, l) => println!("[mem-bench] unexpected message: badge {} label {}", b, l),
+            }
+        }
+    }
+
+    /// Reply with four words, and a fifth in MR4 when `fifth` is not 0.
+    fn reply(words: &[usize; 4], fifth: usize) {
+        let len = if fifth != 0 {
+            userlib::ipc::set_mr(4, fifth);
+            5
+        } else {
+            4
+        };
+        syscall::reply(MessageInfo::new(0, 0, 0, len), *words);
+    }
+
+    #[panic_handler]
+    fn panic(info: &core::panic::PanicInfo) -> ! {
+        println!("[mem-bench] root panic: {}", info);
+        syscall::debug_halt(1)
+    }
+}

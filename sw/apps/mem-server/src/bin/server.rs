@@ -1,0 +1,154 @@
+//! The memory-allocator server: retypes its frames from the Untyped the root task gave it,
+//! then serves its client's channel. MAP and UNMAP are checked against its bookkeeping
+//! (`mem_server::pool`) and then done with Page_Map / Page_Unmap on its frame caps and the
+//! client's VSpace cap, through the ordinary invocation API: in mode `sync` these are system
+//! calls; in mode `async` the thread registers a syscall buffer and the same calls go
+//! through it (see README.md). One task per request (`chan::Server::serve`), so in async mode
+//! many calls can be in the kernel's ring at once.
+#![cfg_attr(target_arch = "riscv64", no_std, no_main)]
+
+#[cfg(not(target_arch = "riscv64"))]
+fn main() {}
+
+#[cfg(target_arch = "riscv64")]
+mod rt {
+    use abi::bootinfo::process::{ProcessInfo, CNODE};
+    use abi::{object, MessageInfo};
+    use core::cell::UnsafeCell;
+    use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    use mem_server::pool::{Op, Pool};
+    use mem_server::proto::{self, caps, control, req, slots, status, CAP, CHAN_VA, FRAMES, POOL_PAGES, POOL_VA};
+    use userlib::chan::{ChanMem, Msg, Server, ThreadPark};
+    use userlib::invoke::{rights, vm_attr};
+    use userlib::task::Executor;
+    use userlib::{ipc, println, syscall, untyped, vspace};
+
+    userlib::entry!(main);
+
+    /// A task per request: the dispatcher's wrapper around `handle`'s future fits 512 bytes.
+    static EXEC: Executor<{ CAP + 8 }, 512> = Executor::new();
+    static PARK: ThreadPark = ThreadPark::new();
+    static SERVER: Server = Server::new();
+
+    /// The bookkeeping: one thread (its tasks take turns and hold no reference across an
+    /// await).
+    struct State(UnsafeCell<Pool<POOL_PAGES, FRAMES>>);
+    // SAFETY: see State.
+    unsafe impl Sync for State {}
+    static POOL: State = State(UnsafeCell::new(Pool::new(POOL_VA)));
+    fn pool() -> &'static mut Pool<POOL_PAGES, FRAMES> {
+        // SAFETY: see State; callers keep the reference within one synchronous stretch.
+        unsafe { &mut *POOL.0.get() }
+    }
+
+    static MAPS: AtomicUsize = AtomicUsize::new(0);
+    static UNMAPS: AtomicUsize = AtomicUsize::new(0);
+    static SYSCALLS: AtomicUsize = AtomicUsize::new(0);
+    static REFUSED: AtomicUsize = AtomicUsize::new(0);
+    static MODE: AtomicUsize = AtomicUsize::new(proto::MODE_SYNC as usize);
+
+    extern "C" fn main(info: usize) -> ! {
+        // SAFETY: the loader maps the ProcessInfo page read-only here and passes it in a0.
+        let info = unsafe { &*(info as *const ProcessInfo) };
+        ipc::set_ipc_buffer(info.ipc_buffer);
+        if info.cnode_size_bits < slots::CNODE_BITS {
+            panic!("CNode of 2^{} slots: the frames need 2^{}", info.cnode_size_bits, slots::CNODE_BITS);
+        }
+        let (_, _, m) = syscall::call(caps::CONTROL, MessageInfo::new(control::HELLO, 0, 0, 0), [0; 4]);
+        let to_client = m[0];
+        // Our frames, from the Untyped the root task gave us (at most 256 per Retype).
+        let mut made = 0;
+        while made < FRAMES {
+            let n = (FRAMES - made).min(256);
+            if let Err(e) = untyped::retype(slots::UNTYPED, object::PAGE_4K, 0, CNODE, 0, 0, slots::FRAMES + made, n) {
+                panic!("retyping frames {}..{}: {:?}", made, made + n, e);
+            }
+            made += n;
+        }
+        PARK.setup(caps::WAKE, 0);
+        let rt = EXEC.claim(&PARK).expect("one executor");
+        // SAFETY: the root task maps the channel's frames here before we run, for good.
+        let mem = unsafe { ChanMem::new(CHAN_VA as *mut u8, CAP) }.expect("channel address");
+        SERVER.attach(mem, to_client, &PARK).expect("attach the channel");
+        println!("[mem-server] {} frames retyped, serving on hart {}", FRAMES, m[1]);
+        let why = rt.block_on(SERVER.serve(rt, 10, handle));
+        // The client never closes its side: any end is a failure the run must report.
+        panic!("channel ended: {:?}", why);
+    }
+
+    fn reply(label: u32, words: &[u64]) -> Msg {
+        if label != status::OK {
+            REFUSED.fetch_add(1, Relaxed);
+        }
+        Msg::new(label, words).unwrap_or_default()
+    }
+
+    async fn handle(m: Msg) -> Msg {
+        let w = m.words();
+        match (m.label, w.len()) {
+            (req::MAP, 1) | (req::UNMAP, 1) => map_or_unmap(m.label == req::MAP, w[0]).await,
+            (req::MODE, 1) => set_mode(w[0]),
+            (req::SPIN, 1) => {
+                PARK.setup(caps::WAKE, w[0] as usize);
+                reply(status::OK, &[])
+            }
+            (req::STATS, 0) => {
+                let s = [&MAPS, &UNMAPS, &SYSCALLS, &REFUSED].map(|a| a.load(Relaxed) as u64);
+                reply(status::OK, &[s[0], s[1], s[2], s[3], pool().free_frames() as u64])
+            }
+            _ => reply(status::BAD_REQUEST, &[]),
+        }
+    }
+
+    async fn map_or_unmap(map: bool, va: u64) -> Msg {
+        let op = if map { pool().begin_map(va) } else { pool().begin_unmap(va) };
+        let op = match op {
+            Ok(op) => op,
+            Err(s) => return reply(s, &[va]),
+        };
+        let r = kernel(op);
+        pool().finish(op, r.is_ok());
+        match r {
+            Ok(()) => {
+                (if map { &MAPS } else { &UNMAPS }).fetch_add(1, Relaxed);
+                reply(status::OK, &[va, op.frame as u64])
+            }
+            Err(e) => reply(status::KERNEL, &[va, e.code as u64]),
+        }
+    }
+
+    /// The system call of `op`: the ordinary invocation API (async through the syscall buffer
+    /// when this thread registered one).
+    fn kernel(op: Op) -> userlib::invoke::Result<()> {
+        SYSCALLS.fetch_add(1, Relaxed);
+        let frame = slots::FRAMES + op.frame;
+        if op.map {
+            let va = POOL_VA + op.page * proto::PAGE;
+            vspace::page_map(frame, slots::CLIENT_VSPACE, va, rights::READ_WRITE, vm_attr::EXECUTE_NEVER)
+        } else {
+            vspace::page_unmap(frame)
+        }
+    }
+
+    fn set_mode(mode: u64) -> Msg {
+        match mode {
+            proto::MODE_SYNC => {
+                MODE.store(mode as usize, Relaxed);
+                reply(status::OK, &[mode])
+            }
+            // Async system calls are not in this kernel yet.
+            _ => reply(status::UNSUPPORTED, &[mode]),
+        }
+    }
+
+    #[panic_handler]
+    fn panic(info: &core::panic::PanicInfo) -> ! {
+        println!("[mem-server] panic: {}", info);
+        // Fault on purpose: the root task hears of it on our fault endpoint and ends the run.
+        // SAFETY: page 0 is never mapped; the write only faults.
+        unsafe { core::ptr::write_volatile(8 as *mut u8, 0) };
+        loop {
+            syscall::yield_now();
+        }
+    }
+}
