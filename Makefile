@@ -159,7 +159,9 @@ NET_PORT ?= 5555
 NET_REQUEST ?= 64
 NET_WORK ?= 0
 NET_SPIN ?= 0
-export NET_PORT NET_REQUEST NET_WORK NET_SPIN
+# async (channels, coroutines) or sync (Call/ReplyRecv, a TCP server thread per connection)
+NET_VARIANT ?= async
+export NET_PORT NET_REQUEST NET_WORK NET_SPIN NET_VARIANT
 # event_idx=off: virtio-drivers 0.13 compares the 16-bit avail_event without wrap-around, so
 # with event indices it stops notifying the device after 65536 buffers; the ring flags it uses
 # without them have no such limit.

@@ -1,8 +1,8 @@
 //! The network stack server (README.md): started by the root task from its boot module with a
 //! configuration page, it drives the virtio-net NIC (its interrupt delivered as a user
 //! interrupt on the thread's U-notification), runs smoltcp in the async runtime, and serves
-//! TCP sockets to a client process over an async IPC channel, payloads through the shared
-//! data area.
+//! TCP sockets to a client process over an async IPC channel (or, in the sync variant, over
+//! sync IPC on an endpoint: `sync_ipc`), payloads through the shared data area.
 #![cfg_attr(target_arch = "riscv64", no_std, no_main)]
 
 #[cfg(not(target_arch = "riscv64"))]
@@ -20,6 +20,8 @@ mod poller;
 mod service;
 #[cfg(target_arch = "riscv64")]
 mod stack;
+#[cfg(target_arch = "riscv64")]
+mod sync_ipc;
 
 #[cfg(target_arch = "riscv64")]
 pub use rt::{clock, nic, nic_stats, DATA};
@@ -27,11 +29,11 @@ pub use rt::{clock, nic, nic_stats, DATA};
 #[cfg(target_arch = "riscv64")]
 mod rt {
     use crate::nic::{Nic, NicStats};
-    use crate::{hal, poller, service, stack};
+    use crate::{hal, poller, service, stack, sync_ipc};
     use abi::bootinfo::process::ProcessInfo;
     use core::cell::UnsafeCell;
     use core::sync::atomic::{AtomicUsize, Ordering};
-    use netproto::{NetConfig, CHAN_CAPACITY, CHAN_VADDR, CONFIG_VADDR, DATA_VADDR, DMA_VADDR, MMIO_VADDR, NET_MAGIC};
+    use netproto::{variant, NetConfig, CHAN_CAPACITY, CHAN_VADDR, CONFIG_VADDR, DATA_VADDR, DMA_VADDR, MMIO_VADDR, NET_MAGIC, SYNC_PENDING};
     use userlib::chan::{ChanMem, Server, ThreadPark};
     use userlib::task::Executor;
     use userlib::{println, syscall};
@@ -41,6 +43,7 @@ mod rt {
     /// Task slots: a handler per request the ring can hold, the dispatcher and the poller.
     static EXEC: Executor<{ CHAN_CAPACITY + 8 }, 512> = Executor::new();
     static PARK: ThreadPark = ThreadPark::new();
+    static SYNC_PARK: sync_ipc::SyncPark = sync_ipc::SyncPark::new();
     static SERVER: Server = Server::new();
     static NIC_EVENTS: poller::NicEvents = poller::NicEvents { park: &PARK };
 
@@ -80,10 +83,16 @@ mod rt {
         }
     }
 
-    fn config() -> Option<&'static NetConfig> {
+    fn config(info: &ProcessInfo) -> Option<&'static NetConfig> {
         // SAFETY: the root task maps the configuration page read-only here before we run.
         let c = unsafe { &*(CONFIG_VADDR as *const NetConfig) };
+        let sync_ok = c.variant == variant::ASYNC
+            || (c.variant == variant::SYNC
+                && (info.given.start..info.given.end).contains(&(c.endpoint_slot as usize))
+                && c.reply_slots as usize >= info.empty.start
+                && c.reply_slots as usize + SYNC_PENDING <= info.empty.end);
         let ok = c.magic == NET_MAGIC
+            && sync_ok
             && c.timebase_hz >= 1_000_000
             && (1..=32).contains(&c.prefix)
             && c.dma_bytes >= 64 * 4096
@@ -102,7 +111,7 @@ mod rt {
         // SAFETY: the loader maps the ProcessInfo page read-only here and passes it in a0.
         let info = unsafe { &*(info as *const ProcessInfo) };
         userlib::ipc::set_ipc_buffer(info.ipc_buffer);
-        let Some(cfg) = config() else { fail("no valid configuration page") };
+        let Some(cfg) = config(info) else { fail("no valid configuration page") };
         TICKS_PER_US.store((cfg.timebase_hz / 1_000_000) as usize, Ordering::Relaxed);
         DATA.store(DATA_VADDR, Ordering::Relaxed);
         hal::init(DMA_VADDR, cfg.dma_paddr as usize, cfg.dma_bytes as usize, MMIO_VADDR, cfg.mmio_paddr as usize);
@@ -127,6 +136,9 @@ mod rt {
         );
 
         poller::setup(userlib::uintr::vector_bit(cfg.irq_vector as usize), cfg.irq_slot as usize);
+        if cfg.variant == variant::SYNC {
+            serve_sync(cfg);
+        }
         PARK.setup(cfg.ntfn_slot as usize, cfg.spin_cycles as usize);
         if !PARK.register(&NIC_EVENTS) {
             fail("park hook full");
@@ -155,6 +167,18 @@ mod rt {
         loop {
             rt.block_on(core::future::pending::<()>())
         }
+    }
+
+    /// The sync variant: the same poller and handlers, calls taken from the endpoint by the
+    /// park hook (`sync_ipc`).
+    fn serve_sync(cfg: &NetConfig) -> ! {
+        sync_ipc::setup(cfg.endpoint_slot as usize, cfg.reply_slots as usize);
+        let Some(rt) = EXEC.claim(&SYNC_PARK) else { fail("executor claimed twice") };
+        if rt.spawn(1, poller::run()).map(|h| h.detach()).is_err() {
+            fail("poller task");
+        }
+        println!("[net-server] sync variant: socket calls on endpoint slot {}", cfg.endpoint_slot);
+        rt.block_on(sync_ipc::serve(rt, 10))
     }
 
     #[panic_handler]

@@ -41,6 +41,19 @@ fn wake() -> bool {
     }
 }
 
+/// The NIC's interrupt came by another way than our U-notification (the sync variant's bound
+/// notification): acknowledge it and run smoltcp.
+pub fn irq_arrived() {
+    IRQ_SEEN.store(true, Ordering::Relaxed);
+    wake();
+}
+
+/// Wake the poller if it has work (the receive ring is read in memory: no kernel entry);
+/// true if it was asleep and is now woken.
+pub fn poke() -> bool {
+    ready() && wake()
+}
+
 fn ready() -> bool {
     KICK.load(Ordering::Relaxed) || IRQ_SEEN.load(Ordering::Relaxed) || nic().has_work()
 }

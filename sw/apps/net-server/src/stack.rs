@@ -16,8 +16,9 @@ use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, Ipv4Add
 pub const LISTENERS: usize = 4;
 /// Each socket's smoltcp buffers (the TCP window is at most this).
 const SOCK_BUF: usize = 4096;
-/// Accept calls that can wait on one listener; more are told to poll again.
-const WAITERS: usize = 4;
+/// Accept calls that can wait on one listener (the sync TCP server has a thread per socket,
+/// each in its own ACCEPT between connections); more are told to poll again.
+const WAITERS: usize = SOCKETS + 4;
 /// A connection whose handshake is not done this long after its SYN is dropped (microseconds):
 /// half-open connections (a SYN flood, a peer that vanished) must not hold sockets for good.
 /// Checked whenever the stack runs, i.e. on every frame, so a flood clears its own debris.

@@ -8,16 +8,26 @@
 //! - U-notifications each way (receiver slots, sender entries);
 //! - a read-only configuration page for each (`netproto::NetConfig`, `TcpConfig`).
 //!
-//! Build-time settings (environment of the build): NET_PORT (default 5555), NET_REQUEST
-//! (request bytes, default 64), NET_WORK (rounds of work per request, default 0), NET_SPIN
-//! (cycles each server polls its rings before sleeping, default 0).
+//! Build-time settings (environment of the build): NET_VARIANT (`async`, the default, or
+//! `sync`), NET_PORT (default 5555), NET_REQUEST (request bytes, default 64), NET_WORK (rounds
+//! of work per request, default 0), NET_SPIN (cycles each server polls its rings before
+//! sleeping, default 0).
+//!
+//! The sync variant wires the same processes differently: the TCP server's threads Call the
+//! net server on the `sockets` endpoint (one thread per connection, made here, `threads`), and
+//! the NIC's interrupt signals a plain notification bound to the net server's thread (seL4's
+//! IRQ path through the kernel) instead of arriving as a user interrupt.
 #![cfg_attr(target_arch = "riscv64", no_std, no_main)]
 
 #[cfg(not(target_arch = "riscv64"))]
 fn main() {}
 
 #[cfg(target_arch = "riscv64")]
+mod threads;
+
+#[cfg(target_arch = "riscv64")]
 mod rt {
+    use crate::threads;
     use abi::bootinfo::process::FIRST_GIVEN;
     use abi::{init_cap as ic, object, uintr as au};
     use netproto::*;
@@ -37,10 +47,16 @@ mod rt {
     /// The DMA pool: the NIC's two queues and 2 x 64 packet buffers of 2 KiB, with room.
     const DMA_BITS: usize = 19;
     const DMA_PAGES: usize = 1 << (DMA_BITS - 12);
-    /// Given caps (app.toml order): the process's U-notification first.
+    /// Given caps (app.toml order): the process's U-notification first, the sockets endpoint
+    /// third.
     const WAKE: usize = 0;
-    /// Where the net server finds its IRQHandler cap: the first slot after its given caps.
-    const NET_IRQ_SLOT: usize = FIRST_GIVEN + 2;
+    const SOCKETS_EP: usize = 2;
+    /// Where the net server finds its IRQHandler cap: the first slot after its given caps;
+    /// the sync variant's saved reply caps follow it.
+    const NET_IRQ_SLOT: usize = FIRST_GIVEN + 3;
+    const NET_REPLY_SLOTS: usize = NET_IRQ_SLOT + 1;
+    /// The notification word bit the NIC's interrupt sets (sync variant).
+    const NIC_BADGE: usize = 1;
     /// Vectors on the net server's U-notification: the TCP server's doorbell, the NIC.
     const VEC_CLIENT: usize = 1;
     const VEC_NIC: usize = 2;
@@ -65,13 +81,18 @@ mod rt {
         uintr::register_sender(m, tcb).unwrap_or_else(|e| fail("NotificationRegisterSender", e))
     }
 
-    /// Make `m`'s thread the receiver of the U-notification it is given first.
-    fn receiver(sys: &System, m: &Member) -> usize {
+    /// Make `m`'s thread the receiver of the U-notification it is given first (`uintr`), or
+    /// only bind it, a plain notification, to the thread.
+    fn receiver(sys: &System, m: &Member, uintr: bool) -> usize {
         let t = m.process.tcb;
         let n = sys.object_of(m, WAKE).unwrap_or_else(|| fail("no notification given", m.name));
-        uintr::grant(ic::UINTR_CONTROL, t, au::GRANT_RECEIVE | au::GRANT_SEND).unwrap_or_else(|e| fail("UintrControl_Grant", e));
+        if uintr {
+            uintr::grant(ic::UINTR_CONTROL, t, au::GRANT_RECEIVE | au::GRANT_SEND).unwrap_or_else(|e| fail("UintrControl_Grant", e));
+        }
         tcb::bind_notification(t, n).unwrap_or_else(|e| fail("TCB_BindNotification", e));
-        uintr::register_receiver(n).unwrap_or_else(|e| fail("NotificationRegisterReceiver", e));
+        if uintr {
+            uintr::register_receiver(n).unwrap_or_else(|e| fail("NotificationRegisterReceiver", e));
+        }
         n
     }
 
@@ -129,6 +150,12 @@ mod rt {
         let request = setting(option_env!("NET_REQUEST"), 64);
         let work = setting(option_env!("NET_WORK"), 0);
         let spin = setting(option_env!("NET_SPIN"), 0);
+        let sync = match option_env!("NET_VARIANT").unwrap_or("async") {
+            "async" | "" => false,
+            "sync" => true,
+            v => fail("NET_VARIANT is neither async nor sync", v),
+        };
+        let var = if sync { variant::SYNC } else { variant::ASYNC };
         if !(1..=65535).contains(&port) || !(1..=BUF_BYTES as u64).contains(&request) {
             fail("NET_PORT or NET_REQUEST out of range", (port, request));
         }
@@ -169,17 +196,32 @@ mod rt {
         let netp = *sys.member("net-server").unwrap_or_else(|| fail("no process", "net-server"));
         let tcpp = *sys.member("tcp-server").unwrap_or_else(|| fail("no process", "tcp-server"));
 
-        let net_n = receiver(&sys, &netp);
-        let tcp_n = receiver(&sys, &tcpp);
-        let to_client = sender(&mut alloc, tcp_n, VEC_SERVER, netp.process.tcb);
-        let to_server = sender(&mut alloc, net_n, VEC_CLIENT, tcpp.process.tcb);
+        let net_n = receiver(&sys, &netp, !sync);
+        let tcp_n = receiver(&sys, &tcpp, true);
+        let (to_client, to_server) = if sync {
+            (0, 0)
+        } else {
+            (sender(&mut alloc, tcp_n, VEC_SERVER, netp.process.tcb), sender(&mut alloc, net_n, VEC_CLIENT, tcpp.process.tcb))
+        };
 
-        // The NIC's interrupt, as vector VEC_NIC on the net server's U-notification.
+        // The NIC's interrupt: async, vector VEC_NIC on the net server's U-notification; sync,
+        // bit NIC_BADGE of its plain notification (the kernel signals it).
         let handler = alloc.slots(1).unwrap_or_else(|e| fail("slot", e)).start;
         irq::control_get(ic::IRQ_CONTROL, nic_irq, ic::CNODE, handler, DEPTH).unwrap_or_else(|e| fail("IRQControl_Get", e));
         let badged = alloc.slots(1).unwrap_or_else(|e| fail("slot", e)).start;
-        cnode::mint(ic::CNODE, badged, DEPTH, ic::CNODE, net_n, DEPTH, rights::ALL, VEC_NIC).unwrap_or_else(|e| fail("mint", e));
-        let route = uintr::irq_set_uintr(handler, badged).unwrap_or_else(|e| fail("IRQSetUIntr", e));
+        let badge = if sync { NIC_BADGE } else { VEC_NIC };
+        cnode::mint(ic::CNODE, badged, DEPTH, ic::CNODE, net_n, DEPTH, rights::ALL, badge).unwrap_or_else(|e| fail("mint", e));
+        let route = if sync {
+            irq::handler_set_notification(handler, badged).unwrap_or_else(|e| fail("IRQHandler_SetNotification", e));
+            None
+        } else {
+            Some(uintr::irq_set_uintr(handler, badged).unwrap_or_else(|e| fail("IRQSetUIntr", e)))
+        };
+        // Sync: a thread per connection in the TCP server, made now, run after the rest.
+        let mut workers = [0usize; SYNC_THREADS];
+        let nworkers = if sync { SYNC_THREADS } else { 0 };
+        let layout = threads::Layout { stacks: THREAD_STACKS_VADDR, stride: THREAD_STRIDE, stack_pages: THREAD_STACK_PAGES, ipc: THREAD_IPC_VADDR };
+        threads::make(&mut alloc, &tcpp, &mut workers[..nworkers], &layout).unwrap_or_else(|e| fail("TCP server threads", e));
         let bits = netp.record.cnode_bits as usize;
         cnode::copy(netp.process.cnode, NET_IRQ_SLOT, bits, ic::CNODE, handler, DEPTH, rights::ALL).unwrap_or_else(|e| fail("give the IRQHandler", e));
 
@@ -197,6 +239,9 @@ mod rt {
             irq_vector: VEC_NIC as u64,
             to_client: to_client as u64,
             spin_cycles: spin,
+            variant: var,
+            endpoint_slot: (FIRST_GIVEN + SOCKETS_EP) as u64,
+            reply_slots: NET_REPLY_SLOTS as u64,
         };
         let tcfg = TcpConfig {
             magic: TCP_MAGIC,
@@ -207,6 +252,9 @@ mod rt {
             to_server: to_server as u64,
             spin_cycles: spin,
             hart: tcpp.hart as u64,
+            variant: var,
+            endpoint_slot: (FIRST_GIVEN + SOCKETS_EP) as u64,
+            threads: nworkers as u64,
         };
         // SAFETY: the two configuration frames, mapped writable here; the processes map them
         // read-only and do not run yet.
@@ -216,18 +264,25 @@ mod rt {
         }
         let faults = sys.object_of(&netp, 1).unwrap_or_else(|| fail("no fault endpoint", "net-server"));
         println!(
-            "[net-root] net-server on hart {} (virtio-net at {:#x}, IRQ {} {}), tcp-server on hart {}; port {}, {} B requests, work {}",
+            "[net-root] {} variant: net-server on hart {} (virtio-net at {:#x}, IRQ {} {}), tcp-server on hart {} ({} threads); port {}, {} B requests, work {}",
+            if sync { "sync" } else { "async" },
             netp.hart,
             mmio_pa,
             nic_irq,
-            if route == IrqRoute::Forwarded { "forwarded as a user interrupt" } else { "direct to the user context" },
+            match route {
+                Some(IrqRoute::Forwarded) => "forwarded as a user interrupt",
+                Some(_) => "direct to the user context",
+                None => "signalling a notification (kernel path)",
+            },
             tcpp.hart,
+            1 + nworkers,
             port,
             request,
             work
         );
         // Printed before they run: their own lines follow, not interleaved with this one.
         sys.resume_all().unwrap_or_else(|(name, e)| fail(name, e));
+        threads::resume(&workers[..nworkers]).unwrap_or_else(|e| fail("TCP server threads", e));
 
         // Report any fault of the two; the system keeps running until it is stopped.
         loop {

@@ -1,7 +1,10 @@
-//! The TCP server (README.md), async variant: a coroutine per connection on one thread, each
-//! reading fixed-size requests and answering them through the network stack server's sockets
-//! over an async IPC channel. Payloads stay in the shared data area: a request is received
-//! into the socket's receive buffer there, the response is built in its send buffer.
+//! The TCP server (README.md): each connection reads fixed-size requests and answers them
+//! through the network stack server's sockets. Async variant: a coroutine per connection on one
+//! thread, socket calls over an async IPC channel. Sync variant: a thread per connection (made
+//! by the root task), socket calls by seL4 Call on an endpoint. Both run the same connection
+//! code (`connection`, generic over the transport). Payloads stay in the shared data area: a
+//! request is received into the socket's receive buffer there, the response is built in its
+//! send buffer.
 #![cfg_attr(target_arch = "riscv64", no_std, no_main)]
 
 #[cfg(not(target_arch = "riscv64"))]
@@ -11,7 +14,11 @@ fn main() {}
 mod rt {
     use abi::bootinfo::process::ProcessInfo;
     use core::sync::atomic::{AtomicUsize, Ordering};
-    use netproto::{error, label, respond, rx_offset, tx_offset, TcpConfig, BUF_BYTES, CHAN_CAPACITY, CHAN_VADDR, CONFIG_VADDR, DATA_VADDR, OK, SOCKETS, TCP_MAGIC};
+    use abi::MessageInfo;
+    use core::future::Future;
+    use core::pin::pin;
+    use core::task::{Context, Poll, Waker};
+    use netproto::{error, label, respond, rx_offset, tx_offset, variant, TcpConfig, BUF_BYTES, CHAN_CAPACITY, CHAN_VADDR, CONFIG_VADDR, DATA_VADDR, OK, SOCKETS, TCP_MAGIC};
     use userlib::chan::{ChanMem, Client, Msg, ThreadPark};
     use userlib::task::{Executor, Handle};
     use userlib::{println, syscall};
@@ -32,10 +39,18 @@ mod rt {
     static ENDED: AtomicUsize = AtomicUsize::new(0);
     static ANSWERED: AtomicUsize = AtomicUsize::new(0);
 
+    /// Sync variant: the endpoint every thread Calls, and the listener they ACCEPT on
+    /// (published by the first thread once it listens).
+    static EP: AtomicUsize = AtomicUsize::new(0);
+    static LISTENER: AtomicUsize = AtomicUsize::new(usize::MAX);
+
     fn config() -> Option<&'static TcpConfig> {
         // SAFETY: the root task maps the configuration page read-only here before we run.
         let c = unsafe { &*(CONFIG_VADDR as *const TcpConfig) };
-        let ok = c.magic == TCP_MAGIC && (1..=65535).contains(&c.port) && (1..=BUF_BYTES as u64).contains(&c.request_bytes);
+        let ok = c.magic == TCP_MAGIC
+            && (1..=65535).contains(&c.port)
+            && (1..=BUF_BYTES as u64).contains(&c.request_bytes)
+            && (c.variant == variant::ASYNC || (c.variant == variant::SYNC && c.threads as usize <= SOCKETS));
         ok.then_some(c)
     }
 
@@ -46,12 +61,56 @@ mod rt {
         }
     }
 
-    /// A request to the net server; `None` when the channel or the request failed.
-    async fn call(l: u32, words: &[u64]) -> Option<Msg> {
-        let m = Msg::new(l, words)?;
-        match NET.call(m).await {
-            Ok(r) if r.label == OK => Some(r),
-            _ => None,
+    /// How a connection reaches the net server: a request in, its reply out (`None` when the
+    /// transport or the request failed).
+    trait Net {
+        async fn call(&self, l: u32, words: &[u64]) -> Option<Msg>;
+    }
+
+    /// Async IPC: the channel, awaited by the connection's coroutine.
+    struct AsyncNet;
+    impl Net for AsyncNet {
+        async fn call(&self, l: u32, words: &[u64]) -> Option<Msg> {
+            let m = Msg::new(l, words)?;
+            match NET.call(m).await {
+                Ok(r) if r.label == OK => Some(r),
+                _ => None,
+            }
+        }
+    }
+
+    /// Sync IPC: seL4 Call on the endpoint, the thread blocked until the reply.
+    struct SyncNet;
+    impl Net for SyncNet {
+        async fn call(&self, l: u32, words: &[u64]) -> Option<Msg> {
+            sync_call(l, words).ok()
+        }
+    }
+
+    /// A Call to the net server: the reply, or its label when it is not OK.
+    fn sync_call(l: u32, words: &[u64]) -> Result<Msg, u32> {
+        for (i, &w) in words.iter().enumerate() {
+            userlib::ipc::set_mr(i, w as usize);
+        }
+        let (_, info) = userlib::ipc::call(EP.load(Ordering::Relaxed), MessageInfo::new(l as usize, 0, 0, words.len()));
+        let mut w = [0u64; 6];
+        let n = info.length.min(w.len());
+        for (i, x) in w.iter_mut().enumerate().take(n) {
+            *x = userlib::ipc::get_mr(i) as u64;
+        }
+        match Msg::new(info.label as u32, &w[..n]) {
+            Some(m) if m.label == OK => Ok(m),
+            _ => Err(info.label as u32),
+        }
+    }
+
+    /// Run a future that never waits (a connection over `SyncNet`: every call blocks the thread
+    /// in the kernel instead) to its end.
+    fn run_now<F: Future>(f: F) -> F::Output {
+        let mut f = pin!(f);
+        match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(v) => v,
+            Poll::Pending => unreachable!("a sync connection never waits in user space"),
         }
     }
 
@@ -67,14 +126,14 @@ mod rt {
     }
 
     /// One connection: request in, response out, until the peer closes or the socket fails.
-    async fn connection(sock: usize) {
+    async fn connection<N: Net>(net: N, sock: usize) {
         let size = REQUEST.load(Ordering::Relaxed);
         let rx = DATA_VADDR + rx_offset(sock);
         let tx = DATA_VADDR + tx_offset(sock);
         'conn: loop {
             let mut have = 0;
             while have < size {
-                match call(label::RECV, &[sock as u64, have as u64, (size - have) as u64]).await {
+                match net.call(label::RECV, &[sock as u64, have as u64, (size - have) as u64]).await {
                     Some(r) if r.word(0) > 0 && r.word(0) as usize <= size - have => have += r.word(0) as usize,
                     // End of stream (a request cut short is dropped with it), reset, or a
                     // length we did not ask for.
@@ -90,20 +149,20 @@ mod rt {
             respond(req, resp);
             let mut sent = 0;
             while sent < size {
-                match call(label::SEND, &[sock as u64, sent as u64, (size - sent) as u64]).await {
+                match net.call(label::SEND, &[sock as u64, sent as u64, (size - sent) as u64]).await {
                     Some(r) if r.word(0) > 0 && r.word(0) as usize <= size - sent => sent += r.word(0) as usize,
                     _ => break 'conn,
                 }
             }
             ANSWERED.fetch_add(1, Ordering::Relaxed);
         }
-        let _ = call(label::CLOSE, &[sock as u64]).await;
+        let _ = net.call(label::CLOSE, &[sock as u64]).await;
         ENDED.fetch_add(1, Ordering::Relaxed);
     }
 
     async fn acceptor(rt: Rt, port: u16) {
         // Every free socket listens: a burst of connections is taken, not reset.
-        let Some(l) = call(label::LISTEN, &[port as u64, netproto::MAX_BACKLOG as u64]).await else {
+        let Some(l) = AsyncNet.call(label::LISTEN, &[port as u64, netproto::MAX_BACKLOG as u64]).await else {
             println!("[tcp-server] cannot listen on port {port}");
             return;
         };
@@ -132,19 +191,77 @@ mod rt {
                 continue;
             }
             ACCEPTED.fetch_add(1, Ordering::Relaxed);
-            if rt.spawn(10, connection(sock)).map(|h| h.detach()).is_err() {
-                let _ = call(label::CLOSE, &[sock as u64]).await;
+            if rt.spawn(10, connection(AsyncNet, sock)).map(|h| h.detach()).is_err() {
+                let _ = AsyncNet.call(label::CLOSE, &[sock as u64]).await;
             }
         }
     }
 
+    /// Sync variant, thread `n` (1..=threads; its IPC buffer already in tp): a connection at a
+    /// time, ACCEPTed and served with blocking calls, over and over.
+    fn worker(n: usize) -> ! {
+        let l = loop {
+            match LISTENER.load(Ordering::Acquire) {
+                usize::MAX => syscall::yield_now(),
+                l => break l,
+            }
+        };
+        loop {
+            match sync_call(label::ACCEPT, &[l as u64]) {
+                Ok(r) if (r.word(0) as usize) < SOCKETS => {
+                    ACCEPTED.fetch_add(1, Ordering::Relaxed);
+                    run_now(connection(SyncNet, r.word(0) as usize));
+                }
+                Ok(_) => {}
+                Err(e) if e == error::BAD_SOCKET => break,
+                // Refused for now (the net server is short of room): try again later.
+                Err(_) => syscall::yield_now(),
+            }
+        }
+        println!("[tcp-server] thread {n}: the listener is gone: stopped");
+        loop {
+            syscall::yield_now();
+        }
+    }
+
+    /// Sync variant, the first thread: listen, let the others accept, then sleep for good.
+    fn listen_sync(cfg: &TcpConfig) -> ! {
+        EP.store(cfg.endpoint_slot as usize, Ordering::Relaxed);
+        let port = cfg.port;
+        let l = match sync_call(label::LISTEN, &[port, netproto::MAX_BACKLOG as u64]) {
+            Ok(r) => r.word(0) as usize,
+            Err(e) => {
+                println!("[tcp-server] cannot listen on port {port}: error {e}");
+                fail("listen")
+            }
+        };
+        LISTENER.store(l, Ordering::Release);
+        println!(
+            "[tcp-server] sync, {} threads, {} B requests, work {}: listening on 10.0.2.15:{port}; connect to 127.0.0.1:{port}",
+            cfg.threads,
+            REQUEST.load(Ordering::Relaxed),
+            WORK.load(Ordering::Relaxed)
+        );
+        loop {
+            // Nothing signals it: the thread sleeps (a Wait per spurious wake-up at most).
+            userlib::uintr::wait(cfg.ntfn_slot as usize);
+        }
+    }
+
     extern "C" fn main(info: usize) -> ! {
+        if info != abi::layout::ROOT_BOOTINFO {
+            // One of the sync variant's connection threads (the root task passes its number).
+            worker(info);
+        }
         // SAFETY: the loader maps the ProcessInfo page read-only here and passes it in a0.
         let info = unsafe { &*(info as *const ProcessInfo) };
         userlib::ipc::set_ipc_buffer(info.ipc_buffer);
         let Some(cfg) = config() else { fail("no valid configuration page") };
         REQUEST.store(cfg.request_bytes as usize, Ordering::Relaxed);
         WORK.store(cfg.work as usize, Ordering::Relaxed);
+        if cfg.variant == variant::SYNC {
+            listen_sync(cfg);
+        }
         PARK.setup(cfg.ntfn_slot as usize, cfg.spin_cycles as usize);
         let Some(rt) = EXEC.claim(&PARK) else { fail("executor claimed twice") };
         // SAFETY: the root task maps the channel (initialised by it) here, in both processes.

@@ -88,6 +88,31 @@ pub const TCP_MAGIC: u64 = 0x3146_4e4f_4350_4354;
 /// Ring capacity of the socket channel: room for a call per connection task and the acceptor.
 pub const CHAN_CAPACITY: usize = 256;
 
+/// How the TCP server reaches the net server (`NetConfig::variant`, `TcpConfig::variant`).
+pub mod variant {
+    /// Async IPC: the channel's rings, one thread of coroutines on each side.
+    pub const ASYNC: u64 = 0;
+    /// Sync IPC (seL4 Call/ReplyRecv on an endpoint): a TCP server thread per connection, each
+    /// blocked in its Call; the NIC's interrupt reaches the net server through a kernel
+    /// notification bound to its thread.
+    pub const SYNC: u64 = 1;
+}
+
+/// Sync variant: calls the net server can hold at once (each parks the caller's reply cap in
+/// a slot of its CNode until the answer is ready): one per TCP server thread, with room.
+pub const SYNC_PENDING: usize = SOCKETS + 8;
+/// Sync variant: TCP server threads, one per connection the net server can have.
+pub const SYNC_THREADS: usize = SOCKETS;
+/// Sync variant: the badge of the TCP server's endpoint cap, which tells its calls from the
+/// notification word (the NIC's interrupt, bit 0) when the net server's Recv returns.
+pub const SYNC_CALL_BADGE: u64 = 1 << 16;
+/// Sync variant: where the root task puts each TCP server thread's stack and IPC buffer.
+pub const THREAD_STACKS_VADDR: usize = 0x20_1000_0000;
+pub const THREAD_STACK_PAGES: usize = 2;
+/// One thread's stack pages plus an unmapped guard page.
+pub const THREAD_STRIDE: usize = (THREAD_STACK_PAGES + 1) * 4096;
+pub const THREAD_IPC_VADDR: usize = 0x20_1800_0000;
+
 /// What the root task tells the network stack server.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
@@ -114,6 +139,13 @@ pub struct NetConfig {
     pub to_client: u64,
     /// Cycles to poll the rings before sleeping (0: the peer shares our hart).
     pub spin_cycles: u64,
+    /// [`variant`]: ASYNC (the channel) or SYNC (the endpoint below; the thread's notification
+    /// is then a plain one bound to it, which the NIC's IRQHandler signals).
+    pub variant: u64,
+    /// Sync: the endpoint the TCP server's threads Call, and the first of SYNC_PENDING empty
+    /// slots for saved reply caps.
+    pub endpoint_slot: u64,
+    pub reply_slots: u64,
 }
 
 /// What the root task tells a TCP server.
@@ -132,6 +164,11 @@ pub struct TcpConfig {
     pub spin_cycles: u64,
     /// The TCP server's hart index, for its banner.
     pub hart: u64,
+    /// [`variant`]: ASYNC or SYNC (then `threads` more threads, started with a0 = their
+    /// number 1..=threads, each its own stack and IPC buffer, Call `endpoint_slot`).
+    pub variant: u64,
+    pub endpoint_slot: u64,
+    pub threads: u64,
 }
 
 /// The response to a request: every byte plus one (wrapping), so a client can check each reply
@@ -153,6 +190,8 @@ mod tests {
         assert_eq!(rx_offset(1), 2 * BUF_BYTES);
         assert_eq!(tx_offset(SOCKETS - 1) + BUF_BYTES, DATA_BYTES);
         assert!(DATA_VADDR + DATA_BYTES <= DMA_VADDR);
+        assert!(MMIO_VADDR + 4096 <= THREAD_STACKS_VADDR);
+        assert!(THREAD_STACKS_VADDR + (SYNC_THREADS + 1) * THREAD_STRIDE <= THREAD_IPC_VADDR);
     }
 
     #[test]
