@@ -166,12 +166,16 @@ export NET_PORT NET_REQUEST NET_WORK NET_SPIN NET_VARIANT
 # with event indices it stops notifying the device after 65536 buffers; the ring flags it uses
 # without them have no such limit.
 NET_QEMU_ARGS = -netdev user,id=n0,hostfwd=tcp:127.0.0.1:$(NET_PORT)-:$(NET_PORT) -device virtio-net-device,netdev=n0,event_idx=off
+# image-net.bin is the NET_VARIANT one (run-net); image-net-async.bin and image-net-sync.bin are
+# both always built (test-net, bench-tcp): only the root task differs.
 net-image: sw
-	$(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p net-server -p tcp-server -p net-system
-	for b in net-root net-server tcp-server; do cp $(SW_OUT)/$$b $(BUILD)/sw/$$b.elf; done
-	python3 scripts/mkimage.py --manifest sw/apps/net-system/app.toml --elf firmware=$(BUILD)/sw/firmware.elf \
-	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/net-root.elf --elf net-server=$(BUILD)/sw/net-server.elf \
-	  --elf tcp-server=$(BUILD)/sw/tcp-server.elf -o $(NET_IMAGE)
+	for v in sync async; do NET_VARIANT=$$v $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p net-server -p tcp-server -p net-system \
+	  && cp $(SW_OUT)/net-root $(BUILD)/sw/net-root-$$v.elf || exit 1; done
+	for b in net-server tcp-server; do cp $(SW_OUT)/$$b $(BUILD)/sw/$$b.elf; done
+	for v in sync async; do python3 scripts/mkimage.py --manifest sw/apps/net-system/app.toml --elf firmware=$(BUILD)/sw/firmware.elf \
+	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/net-root-$$v.elf --elf net-server=$(BUILD)/sw/net-server.elf \
+	  --elf tcp-server=$(BUILD)/sw/tcp-server.elf -o $(BUILD)/sw/image-net-$$v.bin || exit 1; done
+	cp $(BUILD)/sw/image-net-$(NET_VARIANT).bin $(NET_IMAGE)
 
 LOADGEN := $(BUILD)/cargo-loadgen/release/loadgen
 loadgen: | $(DEPS_DONE)
@@ -180,11 +184,11 @@ loadgen: | $(DEPS_DONE)
 # End to end from the host through QEMU's network, the net server, async IPC and the TCP server,
 # plus the robustness cases (scripts/net_test.py); a few minutes.
 test-net: net-image loadgen
-	python3 scripts/net_test.py --image $(NET_IMAGE) --loadgen $(LOADGEN) --guest-port $(NET_PORT) --size $(NET_REQUEST)
+	python3 scripts/net_test.py --image async=$(BUILD)/sw/image-net-async.bin --image sync=$(BUILD)/sw/image-net-sync.bin --loadgen $(LOADGEN) --guest-port $(NET_PORT) --size $(NET_REQUEST)
 
 BENCH_DURATION ?= 5
 bench-tcp: net-image loadgen
-	python3 scripts/bench_tcp.py --image $(NET_IMAGE) --loadgen $(LOADGEN) --guest-port $(NET_PORT) \
+	python3 scripts/bench_tcp.py --image async=$(BUILD)/sw/image-net-async.bin --image sync=$(BUILD)/sw/image-net-sync.bin --loadgen $(LOADGEN) --guest-port $(NET_PORT) \
 	  --size $(NET_REQUEST) --duration $(BENCH_DURATION) --out $(BUILD)/bench
 
 run-net: net-image

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """End-to-end test of the network system (sw/apps/net-system) under QEMU, used by `make test-net`.
 
-Boots image-net.bin on 4 harts with user-mode networking (a free host port forwarded to the TCP
+For each variant given (`--image async=... --image sync=...`: the servers over async IPC, or over
+sync IPC with a TCP server thread per connection), boots its image on 4 harts with user-mode networking (a free host port forwarded to the TCP
 server's) and a second way in for raw Ethernet frames (a dgram netdev on the same QEMU hub), waits
 for the TCP server to listen, then from the host:
 
+  0. a keeper connection is opened and answered once; it stays idle through everything below
+     and must be answered again at the end (nothing acknowledged is lost);
   1. exchange: the load client (tools/loadgen) runs a fixed count over several connections;
      every reply is checked byte by byte and the count must match;
   2. truncated request: part of a request, then end of stream: no reply, the server closes;
@@ -17,7 +20,7 @@ for the TCP server to listen, then from the host:
      real client is served again (and case 6 finds every socket free);
   6. more connections than sockets: as many as the server has are served, the extra ones are
      refused (reset or closed without a reply); after they all close, new ones are served;
-  7. the exchange again: nothing of the above broke the server.
+  7. the exchange again: nothing of the above broke the server; the keeper is answered.
 
 Any failure prints the reason and the tail of the QEMU log and exits 1.
 """
@@ -281,6 +284,25 @@ def garbage(q, port, size, timeout):
     print(f"  garbage frames: {len(frames)} sent through the dgram netdev, the next client is served")
 
 
+def keeper_open(port, size, timeout):
+    s = connect(port, timeout)
+    q = request(200, size)
+    s.sendall(q)
+    if read_n(s, size) != plus_one(q):
+        raise Fail("keeper connection: no correct first reply")
+    return s
+
+
+def keeper_check(s, size):
+    q = request(201, size)
+    s.sendall(q)
+    r = read_n(s, size)
+    s.close()
+    if r != plus_one(q):
+        raise Fail("keeper connection: the connection open through every case was not answered again")
+    print("  keeper connection: open and idle through every case, answered again")
+
+
 def exhaustion(port, size, timeout, sockets):
     extra = 4
     conns, served, refused = [], 0, 0
@@ -315,17 +337,8 @@ def exhaustion(port, size, timeout, sockets):
     print(f"  more connections than sockets: {served} held and served, {refused} refused, then new ones served")
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--image", required=True)
-    ap.add_argument("--loadgen", required=True)
-    ap.add_argument("--guest-port", type=int, default=5555)
-    ap.add_argument("--size", type=int, default=64)
-    ap.add_argument("--log", default=os.path.join(ROOT, "build", "net-test.log"))
-    ap.add_argument("--boot-timeout", type=int, default=600)
-    ap.add_argument("--timeout", type=int, default=60, help="seconds a single request may take")
-    a = ap.parse_args()
-    q = Qemu(a.image, a.guest_port, a.log)
+def run(variant, image, a):
+    q = Qemu(image, a.guest_port, f"{a.log}-{variant}.log")
     t0 = time.time()
     try:
         q.wait_for(r"\[tcp-server\].*listening", a.boot_timeout)
@@ -333,27 +346,48 @@ def main():
         if not m:
             raise Fail("the net server did not say how many sockets it has")
         sockets = int(m.group(1))
-        print(f"net test: booted in {time.time() - t0:.0f} s, host port {q.host_port} -> guest {a.guest_port}")
+        if not re.search(rf"\[tcp-server\] {variant}\b", q.text()):
+            raise Fail(f"the TCP server does not say it is the {variant} variant")
+        print(f"net test ({variant}): booted in {time.time() - t0:.0f} s, host port {q.host_port} -> guest {a.guest_port}")
+        keeper = keeper_open(q.host_port, a.size, a.timeout)
         exchange(a.loadgen, q.host_port, a.size, a.timeout, "exchange")
         truncated(q.host_port, a.size, a.timeout)
         vanished(q.host_port, a.size, a.timeout)
         oversized(q.host_port, a.size, a.timeout)
         garbage(q, q.host_port, a.size, a.timeout)
         syn_flood(q, q.host_port, a.size, a.timeout)
-        exhaustion(q.host_port, a.size, a.timeout, sockets)
+        # The keeper holds one socket.
+        exhaustion(q.host_port, a.size, a.timeout, sockets - 1)
         exchange(a.loadgen, q.host_port, a.size, a.timeout, "exchange after all that")
+        keeper_check(keeper, a.size)
         bad = re.search(r"\[(net-server|tcp-server|net-root)\][^\n]*(panic|stopped|FAILED|faulted)[^\n]*", q.text())
         if bad:
             raise Fail(f"the system reported: {bad.group(0)}")
     except (Fail, OSError, subprocess.TimeoutExpired) as e:
-        print(f"net test: FAILED: {e}")
+        print(f"net test ({variant}): FAILED: {e}")
         print("--- QEMU log (tail) ---")
         print(q.text()[-3000:])
         q.stop()
         sys.exit(1)
     q.stop()
-    print(f"net test: passed in {time.time() - t0:.0f} s")
+    print(f"net test ({variant}): passed in {time.time() - t0:.0f} s")
 
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--image", action="append", required=True, help="VARIANT=IMAGE (async, sync), repeatable")
+    ap.add_argument("--loadgen", required=True)
+    ap.add_argument("--guest-port", type=int, default=5555)
+    ap.add_argument("--size", type=int, default=64)
+    ap.add_argument("--log", default=os.path.join(ROOT, "build", "net-test"), help="log path prefix")
+    ap.add_argument("--boot-timeout", type=int, default=600)
+    ap.add_argument("--timeout", type=int, default=60, help="seconds a single request may take")
+    a = ap.parse_args()
+    for v in a.image:
+        variant, _, image = v.partition("=")
+        if variant not in ("async", "sync") or not image:
+            sys.exit(f"net test: --image {v}: expected async=PATH or sync=PATH")
+        run(variant, image, a)
 
 if __name__ == "__main__":
     main()
