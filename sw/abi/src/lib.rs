@@ -46,6 +46,9 @@ pub mod syscall {
     /// when it passes. Returns a0 = 0 or an `error` code, a1 = the deadline it replaced (0 =
     /// none) or the error's detail.
     pub const SET_DEADLINE: isize = -37;
+    /// Ours (async system calls, see [`super::asys`]): wake the kernel handler of the caller's
+    /// syscall buffer. a0 = 0 or an error code, a1 = requests run inside this call.
+    pub const WAKE_SYSCALL_HANDLER: isize = -38;
 }
 
 /// Kernel deadlines (`syscall::SET_DEADLINE`): each thread has at most one, kept in its TCB and
@@ -105,7 +108,20 @@ pub mod stat {
     pub const DEADLINES_FIRED: usize = 17;
     /// Kernel deadlines armed now, over every hart's queue (gauge).
     pub const DEADLINES_ARMED: usize = 18;
-    pub const COUNT: usize = 19;
+    /// Async system calls ([`super::asys`]): requests executed by kernel handlers.
+    pub const ASYS_REQUESTS: usize = 19;
+    /// WakeSyscallHandler calls, and how they were served: on another hart through an IPI,
+    /// or inside the call itself (no hart with a lower execution priority).
+    pub const ASYS_WAKES: usize = 20;
+    pub const ASYS_WAKE_REMOTE: usize = 21;
+    pub const ASYS_WAKE_INLINE: usize = 22;
+    /// Completions that had to raise the thread's vector (its reply-ring flag said asleep).
+    pub const ASYS_NOTIFIES: usize = 23;
+    /// Buffers closed by the kernel because the thread broke a ring (an impossible index).
+    pub const ASYS_FAULTS: usize = 24;
+    /// Registered syscall buffers (a gauge).
+    pub const ASYS_HANDLERS: usize = 25;
+    pub const COUNT: usize = 26;
     /// With DebugStat: read, then reset (LOCK_HOLD_MAX only).
     pub const RESET: usize = 1 << 63;
 }
@@ -314,6 +330,80 @@ pub mod label {
     /// are fixed pools of the hardware (`BootInfo::uintr_slots`, 64 sender tables): the holder
     /// of UintrControl decides who may use them, so no thread can starve another.
     pub const UINTR_CONTROL_GRANT: usize = 42;
+    /// Ours (async system calls, [`super::asys`]): on a TCB cap, register that thread's syscall
+    /// buffer. MR0 = request ring offset in extra cap 0's frame, MR1 = its capacity, MR2 =
+    /// reply ring offset in extra cap 1's frame, MR3 = its capacity, MR4 = completion vector.
+    pub const TCB_REGISTER_SYSCALL_BUFFER: usize = 43;
+    /// Ours: on a TCB cap, drop its syscall buffer (and the kernel's frame copies).
+    pub const TCB_UNREGISTER_SYSCALL_BUFFER: usize = 44;
+}
+
+/// Async system calls (ours, issue #18): a thread's syscall buffer is two `aring` rings of
+/// 64-byte items in frames it owns (a request ring the thread produces and its kernel handler
+/// consumes, a reply ring the other way round). Each ring's header carries the consumer's and
+/// the producer's sleep flags, so the two awake flags of the buffer are the request ring's
+/// consumer flag (the kernel handler: clear = awake, it will see new requests by itself) and
+/// the reply ring's consumer flag (the thread: clear = awake, no completion signal needed).
+/// See the README, "Async system calls".
+pub mod asys {
+    /// Item words: 0 = id (the caller's, copied to the reply), 1 = label (low 32 bits) | length
+    /// (high 32 bits), 2..8 = argument words 0..6. A request whose length exceeds
+    /// [`FIRST_ITEM_ARGS`] continues in the next ring item (all 8 words are arguments 6..14):
+    /// the two are taken together.
+    pub const FIRST_ITEM_ARGS: usize = 6;
+    pub const MAX_ARGS: usize = 14;
+    /// Argument layout of an invocation request (label = the invocation label):
+    /// args[0] = cptr of the invoked cap, args[1] = number of extra caps (0..=3),
+    /// args[2..2 + n] = their cptrs, then the message registers in the sync call's order.
+    pub const ARG_CAP: usize = 0;
+    pub const ARG_NCAPS: usize = 1;
+    pub const ARG_FIRST_CAP: usize = 2;
+    /// Request labels that are not invocations: debug output. PutChar: args[0] = byte.
+    /// PutString: args[0] = byte count (<= 16 are written), args[1..] = the bytes, 8 per word,
+    /// little-endian; the reply's word 0 is the count written.
+    pub const OP_PUT_CHAR: u32 = 0x1000;
+    pub const OP_PUT_STRING: u32 = 0x1001;
+    /// Reply: id, label = 0 or an `error` code (`abi::error` or [`NOT_ASYNC`]), length, words
+    /// = the sync call's reply MRs (results, or the error's detail MRs).
+    pub const NOT_ASYNC: u32 = 64;
+    /// Ring capacities the kernel accepts (a power of two in this range).
+    pub const MIN_CAPACITY: usize = 2;
+    pub const MAX_CAPACITY: usize = 4096;
+    /// Requests a handler runs per hold of the kernel lock before it lets go and looks again.
+    pub const BATCH: usize = 16;
+
+    /// The invocations that may be requested asynchronously (each label belongs to one object
+    /// type; the invocation checks the cap as on the sync path). Any other label is answered
+    /// with [`NOT_ASYNC`]; the README says why each of the rest stays sync.
+    pub const ASYNC_LABELS: [usize; 16] = [
+        super::label::RISCV_PAGE_MAP,
+        super::label::RISCV_PAGE_UNMAP,
+        super::label::RISCV_PAGE_GET_ADDRESS,
+        super::label::RISCV_PAGE_TABLE_MAP,
+        super::label::RISCV_PAGE_TABLE_UNMAP,
+        super::label::UNTYPED_RETYPE,
+        super::label::TCB_BIND_NOTIFICATION,
+        super::label::TCB_UNBIND_NOTIFICATION,
+        super::label::CNODE_REVOKE,
+        super::label::CNODE_DELETE,
+        super::label::CNODE_CANCEL_BADGED_SENDS,
+        super::label::CNODE_COPY,
+        super::label::CNODE_MINT,
+        super::label::CNODE_MOVE,
+        super::label::CNODE_MUTATE,
+        super::label::RISCV_ASID_POOL_ASSIGN,
+    ];
+
+    pub const fn is_async(label: usize) -> bool {
+        let mut i = 0;
+        while i < ASYNC_LABELS.len() {
+            if ASYNC_LABELS[i] == label {
+                return true;
+            }
+            i += 1;
+        }
+        false
+    }
 }
 
 /// User interrupts (uintr-spec.md): how the kernel provides them and the U-notification rules.

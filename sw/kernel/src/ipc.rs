@@ -17,6 +17,9 @@ pub fn buffer(t: &Tcb) -> Option<&'static mut IpcBuffer> {
 }
 
 pub fn get_mr(t: &Tcb, i: usize) -> usize {
+    if let Some(v) = crate::asyscall::mrs::get(t, i) {
+        return v;
+    }
     if i < MSG_REGISTERS {
         t.ctx.regs[A2 + i]
     } else {
@@ -26,6 +29,9 @@ pub fn get_mr(t: &Tcb, i: usize) -> usize {
 
 /// Write message register `i`; false if it needs an IPC buffer the thread does not have.
 pub fn set_mr(t: &mut Tcb, i: usize, v: usize) -> bool {
+    if let Some(ok) = crate::asyscall::mrs::set(t, i, v) {
+        return ok;
+    }
     if i < MSG_REGISTERS {
         t.ctx.regs[A2 + i] = v;
         true
@@ -39,6 +45,9 @@ pub fn set_mr(t: &mut Tcb, i: usize, v: usize) -> bool {
 
 /// How many message registers a thread can send or receive.
 pub fn max_length(t: &Tcb) -> usize {
+    if let Some(n) = crate::asyscall::mrs::max_length(t) {
+        return n;
+    }
     if buffer(t).is_some() { MSG_MAX_LENGTH } else { MSG_REGISTERS }
 }
 
@@ -52,15 +61,23 @@ pub struct Msg {
 
 impl Msg {
     pub fn decode(me: &Tcb, info: MessageInfo) -> Result<Msg, Error> {
-        let mut m = Msg { label: info.label, length: info.length.min(max_length(me)), caps: [(Cap::Null, 0); 3], ncaps: 0 };
-        if info.extra_caps > 0 {
+        let mut cptrs = [0; MSG_MAX_EXTRA_CAPS];
+        let n = info.extra_caps.min(MSG_MAX_EXTRA_CAPS);
+        if n > 0 {
             let b = buffer(me).ok_or(Error::InvalidCapability(1))?;
-            for i in 0..info.extra_caps.min(MSG_MAX_EXTRA_CAPS) {
-                let (cap, slot) = tcb::lookup_cap_of(me, b.caps_or_badges[i]).ok_or(Error::InvalidCapability(i as u8 + 1))?;
-                m.caps[i] = (cap, slot);
-            }
-            m.ncaps = info.extra_caps.min(MSG_MAX_EXTRA_CAPS);
+            cptrs[..n].copy_from_slice(&b.caps_or_badges[..n]);
         }
+        Msg::with_caps(me, info.label, info.length, &cptrs[..n])
+    }
+
+    /// An invocation whose extra caps are `cptrs` (at most three), looked up in `me`'s CSpace:
+    /// the sync path reads them from the IPC buffer, an async request from its item.
+    pub fn with_caps(me: &Tcb, label: usize, length: usize, cptrs: &[usize]) -> Result<Msg, Error> {
+        let mut m = Msg { label, length: length.min(max_length(me)), caps: [(Cap::Null, 0); 3], ncaps: 0 };
+        for (i, &c) in cptrs.iter().take(MSG_MAX_EXTRA_CAPS).enumerate() {
+            m.caps[i] = tcb::lookup_cap_of(me, c).ok_or(Error::InvalidCapability(i as u8 + 1))?;
+        }
+        m.ncaps = cptrs.len().min(MSG_MAX_EXTRA_CAPS);
         Ok(m)
     }
 
@@ -83,27 +100,33 @@ pub fn reply_to_invocation(me: &mut Tcb, r: Result<usize, Error>) {
     let (label, len) = match r {
         Ok(n) => (0, n),
         Err(e) => {
-            let details: &[usize] = &match e {
-                Error::InvalidArgument(i) | Error::InvalidCapability(i) => [i as usize, 0, 0],
-                Error::RangeError { min, max } => [min as usize, max as usize, 0],
-                Error::NotEnoughMemory { available } => [available as usize, 0, 0],
-                Error::FailedLookup(f) => [1, crate::fault::lookup_failure_type(&f), 0],
-                Error::FailedDestLookup(f) => [0, crate::fault::lookup_failure_type(&f), 0],
-                _ => [0, 0, 0],
-            };
-            let n = match e {
-                Error::InvalidArgument(_) | Error::InvalidCapability(_) | Error::NotEnoughMemory { .. } => 1,
-                Error::RangeError { .. } | Error::FailedLookup(_) | Error::FailedDestLookup(_) => 2,
-                _ => 0,
-            };
+            let (code, details, n) = error_reply(e);
             for (i, d) in details.iter().take(n).enumerate() {
                 set_mr(me, i, *d);
             }
-            (e.code(), n)
+            (code, n)
         }
     };
     me.ctx.regs[A0] = 0;
     me.ctx.regs[A1] = MessageInfo::new(label, 0, 0, len).to_word();
+}
+
+/// An error as an invocation reply: its code, detail words and how many of them count.
+pub fn error_reply(e: Error) -> (usize, [usize; 3], usize) {
+    let details = match e {
+        Error::InvalidArgument(i) | Error::InvalidCapability(i) => [i as usize, 0, 0],
+        Error::RangeError { min, max } => [min as usize, max as usize, 0],
+        Error::NotEnoughMemory { available } => [available as usize, 0, 0],
+        Error::FailedLookup(f) => [1, crate::fault::lookup_failure_type(&f), 0],
+        Error::FailedDestLookup(f) => [0, crate::fault::lookup_failure_type(&f), 0],
+        _ => [0, 0, 0],
+    };
+    let n = match e {
+        Error::InvalidArgument(_) | Error::InvalidCapability(_) | Error::NotEnoughMemory { .. } => 1,
+        Error::RangeError { .. } | Error::FailedLookup(_) | Error::FailedDestLookup(_) => 2,
+        _ => 0,
+    };
+    (e.code(), details, n)
 }
 
 /// Copy a message from `from` (its registers and IPC buffer) to `to`, with `badge`; transfer

@@ -9,6 +9,8 @@ fn main() {}
 #[cfg(target_arch = "riscv64")]
 mod arch;
 #[cfg(target_arch = "riscv64")]
+mod asyscall;
+#[cfg(target_arch = "riscv64")]
 mod boot;
 #[cfg(target_arch = "riscv64")]
 mod console;

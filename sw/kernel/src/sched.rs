@@ -67,6 +67,11 @@ pub fn current() -> *mut Tcb {
     hs(this_hart()).current
 }
 
+/// The thread current on hart `h` (null when idle).
+pub fn current_of(h: usize) -> *mut Tcb {
+    hs(h).current
+}
+
 /// Affinity argument → hart id: the index in the boot-info `hart_ids` list.
 pub fn hart_of_index(i: usize) -> Option<usize> {
     let m = crate::machine::try_get()?;
@@ -390,8 +395,13 @@ pub fn idle_loop() -> ! {
         }
         let next = choose();
         if !next.is_null() {
+            crate::asyscall::wake::leaving_idle(cpu);
             // SAFETY: chosen threads are live.
             run(unsafe { &mut *next })
+        }
+        if crate::asyscall::wake::on_idle(cpu) {
+            lock::release();
+            continue;
         }
         crate::uintr::on_idle();
         lock::release();

@@ -35,6 +35,7 @@ pub fn read(which: usize) -> Option<u64> {
         stat::LOCK_HOLD_MAX => Some(crate::lock::max_hold(false)),
         w if w == stat::LOCK_HOLD_MAX | stat::RESET => Some(crate::lock::max_hold(true)),
         stat::DEADLINES_ARMED => Some(crate::deadline::armed()),
+        stat::ASYS_HANDLERS => Some(crate::asyscall::handlers()),
         stat::UINTR_SLOTS_USED | stat::UINTR_ENTRIES_USED | stat::UINTR_TABLES_USED => crate::uintr::stat(which),
         w if w < stat::COUNT => Some(COUNTERS.iter().map(|r| r.0[w].load(Ordering::Relaxed)).sum()),
         _ => None,

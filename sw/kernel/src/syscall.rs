@@ -62,6 +62,7 @@ fn handle_syscall(me: &mut Tcb) {
         }
         nr::YIELD => sched::yield_current(),
         nr::SET_DEADLINE => crate::deadline::set_deadline(me),
+        nr::WAKE_SYSCALL_HANDLER => crate::asyscall::wake::syscall(me),
         n if crate::debug::handle(me, n) => {}
         n => {
             me.ctx.sepc = me.restart_pc;
@@ -120,7 +121,8 @@ fn send(me: &mut Tcb, blocking: bool, call: bool) {
     }
 }
 
-fn invoke(me: &mut Tcb, cap: Cap, slot: u64, m: &Msg) -> object::InvResult {
+/// One invocation of a kernel object by `me` (also how async requests run, `asyscall::exec`).
+pub fn invoke(me: &mut Tcb, cap: Cap, slot: u64, m: &Msg) -> object::InvResult {
     match cap {
         Cap::Untyped { .. } => object::untyped::invoke(me, slot, m),
         Cap::CNode { .. } => object::cnode::invoke(me, cap, m),

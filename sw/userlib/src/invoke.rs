@@ -114,8 +114,20 @@ pub fn check(info: MessageInfo, regs: [usize; 4]) -> Result<Reply> {
     }
 }
 
-/// Invoke `cap` with `label`, `args` as MR0.. and `caps` as extra caps.
+/// Invoke `cap` with `label`, `args` as MR0.. and `caps` as extra caps. On a thread that
+/// installed an async-syscall client (`asys::install`), an async-capable call goes through
+/// its syscall buffer and this waits for the completion; otherwise it is a seL4_Call.
 pub fn invoke(cap: usize, label: usize, args: &[usize], caps: &[usize]) -> Result<Reply> {
+    if abi::asys::is_async(label) {
+        if let (Some(s), Some(r)) = (crate::asys::current(), crate::asys::Request::invocation(cap, label, args, caps)) {
+            return crate::asys::call_blocking(s, &r).into_result();
+        }
+    }
+    invoke_sync(cap, label, args, caps)
+}
+
+/// [`invoke`] always as a seL4_Call.
+pub fn invoke_sync(cap: usize, label: usize, args: &[usize], caps: &[usize]) -> Result<Reply> {
     let (info, regs) = ipc::with_buffer(|b| prepare(b, label, args, caps));
     let (_, info, regs) = crate::syscall::call(cap, info, regs);
     ipc::with_buffer(|b| ipc::unstage(b, regs));

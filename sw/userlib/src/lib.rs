@@ -2,6 +2,7 @@
 //! typed kernel-object invocations (seL4's, non-MCS), boot info and debug output.
 #![cfg_attr(not(test), no_std)]
 
+pub mod asys;
 pub mod bootinfo;
 pub mod chan;
 pub mod cnode;

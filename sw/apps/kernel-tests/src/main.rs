@@ -14,6 +14,8 @@ mod env;
 #[cfg(target_arch = "riscv64")]
 mod t_async;
 #[cfg(target_arch = "riscv64")]
+mod t_asys;
+#[cfg(target_arch = "riscv64")]
 mod t_basic;
 #[cfg(target_arch = "riscv64")]
 mod t_bench;
@@ -149,6 +151,12 @@ mod rt {
         ("async_server_death", crate::t_async::server_death),
         ("async_client_death", crate::t_async::client_death),
         ("async_hostile_ring_indices", crate::t_async::hostile_ring_indices),
+        ("asys_functional", crate::t_asys::functional),
+        ("asys_error_paths", crate::t_asys::error_paths),
+        ("asys_hostile_ring", crate::t_asys::hostile_ring),
+        ("asys_register_unregister_10000", crate::t_asys::register_unregister_10000),
+        ("asys_wake_paths", crate::t_asys::wake_paths),
+        ("asys_many_in_flight", crate::t_asys::many_in_flight),
         ("timer_deadline_abi", crate::t_timer::deadline_abi),
         ("timer_sleep_wakes_in_order", crate::t_timer::sleep_wakes_in_order),
         ("timer_timeout", crate::t_timer::timeout),

@@ -40,17 +40,17 @@ const BAD_SYSCALL: isize = -100;
 const FAULT_BADGE: usize = 0xfa;
 
 /// A fault endpoint and the badged cap threads name as their fault handler.
-fn fault_ep(env: &mut Env) -> Result<(usize, usize), crate::env::Fail> {
+pub(crate) fn fault_ep(env: &mut Env) -> Result<(usize, usize), crate::env::Fail> {
     let ep = env.alloc_cap(o::ENDPOINT)?;
     let b = env.mint(ep, rights::ALL, FAULT_BADGE)?;
     Ok((ep, b))
 }
 
-fn cfg_with(fault_ep: usize, affinity: usize) -> ThreadCfg {
+pub(crate) fn cfg_with(fault_ep: usize, affinity: usize) -> ThreadCfg {
     ThreadCfg { fault_ep, affinity: Some(affinity), ..ThreadCfg::default() }
 }
 
-extern "C" fn load_child(addr: usize) -> ! {
+pub(crate) extern "C" fn load_child(addr: usize) -> ! {
     // SAFETY: may fault; the fault handler makes the address readable.
     let v = unsafe { kt_load_word(addr) };
     sset(1, v);

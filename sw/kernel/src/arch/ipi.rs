@@ -16,6 +16,8 @@ pub enum Msg {
     Kick = 1 << 2,
     /// End a `wfi` in `lock::acquire`: the sleeper's ticket is being served. Nothing to do.
     Wake = 1 << 3,
+    /// Serve the async-syscall handlers given to this hart (crate::asyscall::wake).
+    Asys = 1 << 4,
 }
 
 pub fn send(hart: usize, msg: Msg) {
@@ -66,4 +68,7 @@ pub fn take_mail(cpu: &PerCpu) {
     }
     // Another hart may have queued a kernel deadline here that our timer does not cover yet.
     super::timer::sync();
+    if msgs & Msg::Asys as usize != 0 {
+        crate::asyscall::wake::on_mail(cpu);
+    }
 }

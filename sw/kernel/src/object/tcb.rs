@@ -12,7 +12,10 @@ pub const CTABLE: usize = 0;
 pub const VTABLE: usize = 1;
 pub const CALLER: usize = 3;
 pub const BUFFER: usize = 4;
-pub const SLOTS: usize = 5;
+/// The kernel's copies of the frames of the thread's syscall buffer (crate::asyscall).
+pub const ASYS_REQ: usize = 5;
+pub const ASYS_REP: usize = 6;
+pub const SLOTS: usize = 7;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
@@ -86,6 +89,8 @@ pub struct Tcb {
     pub uintr_grants: u8,
     /// Its kernel deadline (crate::deadline).
     pub deadline: crate::deadline::Armed,
+    /// Its async-syscall handler (crate::asyscall).
+    pub asys: crate::asyscall::Handler,
 }
 
 const _: () = assert!(core::mem::size_of::<Tcb>() <= 1 << abi::object::TCB_BITS);
@@ -143,6 +148,7 @@ pub fn create(pa: u64, hart: usize) {
         uintr: Default::default(),
         entries: 0,
         deadline: Default::default(),
+        asys: Default::default(),
     });
     let t = at::<Tcb>(pa);
     // SAFETY: ALL is only touched under the kernel lock.
@@ -213,6 +219,7 @@ pub fn destroy(pa: u64, finals: &mut dyn FnMut(Cap)) {
     }
     crate::uintr::tcb_destroyed(t);
     crate::deadline::cancel(t);
+    crate::asyscall::tcb_destroyed(t);
     for i in 0..SLOTS {
         if let Some(f) = caps::cdt::delete(&mut KSlots, t.slot(i)) {
             finals(f);
@@ -474,6 +481,8 @@ pub fn invoke(me: &mut Tcb, target: u64, m: &Msg) -> InvResult {
             crate::deadline::on_affinity(t);
             Ok(0)
         }
+        label::TCB_REGISTER_SYSCALL_BUFFER => crate::asyscall::register(me, t, m),
+        label::TCB_UNREGISTER_SYSCALL_BUFFER => crate::asyscall::unregister_invocation(t),
         label::TCB_SET_TLS_BASE => {
             m.need(1, 0)?;
             if t.state == State::Running && !core::ptr::eq(t, me) {

@@ -51,17 +51,67 @@ impl Consumer {
             return Err(RingError::Corrupt);
         }
         if self.tail_seen == self.head {
-            // Acquire: the producer's writes of the slots before this tail are visible.
-            let tail = self.mem.header().tail.0.load(Ordering::Acquire);
-            let limit = self.head.wrapping_add(self.mem.mask + 1);
-            // Forward only, and never more than a full ring ahead of us.
-            if tail.wrapping_sub(self.tail_seen) > limit.wrapping_sub(self.tail_seen) {
-                self.broken = true;
-                return Err(RingError::Corrupt);
-            }
-            self.tail_seen = tail;
+            self.refresh()?;
         }
         Ok(self.tail_seen.wrapping_sub(self.head) as usize)
+    }
+
+    /// Items ready, from a fresh, validated read of the shared tail.
+    pub fn available_now(&mut self) -> Result<usize, RingError> {
+        if self.broken {
+            return Err(RingError::Corrupt);
+        }
+        self.refresh()?;
+        Ok(self.tail_seen.wrapping_sub(self.head) as usize)
+    }
+
+    fn refresh(&mut self) -> Result<(), RingError> {
+        // Acquire: the producer's writes of the slots before this tail are visible.
+        let tail = self.mem.header().tail.0.load(Ordering::Acquire);
+        let limit = self.head.wrapping_add(self.mem.mask + 1);
+        // Forward only, and never more than a full ring ahead of us.
+        if tail.wrapping_sub(self.tail_seen) > limit.wrapping_sub(self.tail_seen) {
+            self.broken = true;
+            return Err(RingError::Corrupt);
+        }
+        self.tail_seen = tail;
+        Ok(())
+    }
+
+    /// The item `k` places behind the oldest one, without taking it (`Ok(None)` while fewer
+    /// than `k + 1` are ready): a consumer that takes multi-item messages, or that must finish
+    /// a message before it may take it, looks first and [`Consumer::skip`]s after.
+    pub fn peek(&mut self, k: usize) -> Result<Option<Item>, RingError> {
+        let mut n = self.available()?;
+        if n <= k {
+            n = self.available_now()?;
+        }
+        if n <= k {
+            return Ok(None);
+        }
+        Ok(Some(Item::from_words(self.mem.slot(self.head.wrapping_add(k as u64)).read())))
+    }
+
+    /// Where the producer publishes its tail, for a poller that cannot hold this consumer
+    /// while it waits (a kernel hart that let its lock go): reading it tells that something
+    /// was published, nothing more; the value is only trusted once [`Consumer::available`]
+    /// has validated it.
+    #[cfg(not(loom))]
+    pub fn tail_word(&self) -> *const core::sync::atomic::AtomicU64 {
+        &self.mem.header().tail.0
+    }
+
+    /// Take the `n` oldest items (seen through [`Consumer::peek`]) without reading them again;
+    /// never more than are ready.
+    pub fn skip(&mut self, n: usize) -> Result<Notify, RingError> {
+        let n = n.min(self.available_now()?);
+        if n == 0 {
+            return Ok(Notify::Quiet);
+        }
+        self.head = self.head.wrapping_add(n as u64);
+        // Release: our reads of the slots are done before the producer may reuse them.
+        self.mem.header().head.0.store(self.head, Ordering::Release);
+        Ok(Notify::from(flag::take(&self.mem.header().producer_sleep.0)))
     }
 
     /// Sleep protocol, step 1 (the ring was empty): announce that we wait for items. Then

@@ -31,6 +31,32 @@ fn fifo_full_and_empty() {
 }
 
 #[test]
+fn peek_then_skip() {
+    let r = OwnedRing::new(4, 0);
+    let (mut p, mut c) = (r.mem.producer(), r.mem.consumer());
+    assert_eq!(c.peek(0), Ok(None));
+    let _ = p.push(&item(1)).unwrap();
+    assert_eq!(c.peek(0), Ok(Some(item(1))));
+    assert_eq!(c.peek(1), Ok(None));
+    let _ = p.push(&item(2)).unwrap();
+    // The second item is seen although the cached tail already showed one.
+    assert_eq!(c.peek(1), Ok(Some(item(2))));
+    assert_eq!(c.peek(0), Ok(Some(item(1))), "peek takes nothing");
+    assert_eq!(c.skip(5), Ok(Notify::Quiet), "skip stops at what is ready");
+    assert_eq!(c.peek(0), Ok(None));
+    assert_eq!(p.free_now(), Ok(4));
+    // A producer asleep on a full ring is told to wake by skip, as by pop.
+    for n in 0..4 {
+        let _ = p.push(&item(n)).unwrap();
+    }
+    assert_eq!(p.try_sleep(), Ok(true));
+    assert_eq!(c.skip(1), Ok(Notify::Signal));
+    r.hdr.tail.0.store(99, Relaxed);
+    assert_eq!(c.peek(3), Err(RingError::Corrupt));
+    assert_eq!(c.skip(1), Err(RingError::Corrupt));
+}
+
+#[test]
 fn slot_and_counter_wrap_around() {
     // Start 5 short of the u64 wrap: the free-running counters overflow mid-test, the slot
     // index wraps many times.

@@ -1,0 +1,580 @@
+//! Async system calls (`userlib::asys`, kernel `asyscall`, issue #18): the root task registers
+//! a syscall buffer (two frames of its own) and its U-notification, and its calls run in its
+//! kernel handler on another hart or inside WakeSyscallHandler. Checked: async and sync agree
+//! (GetAddress, every error path), the effects are real (map then read/write, unmap then a
+//! fault, bind/unbind seen by both objects), hostile ring contents and registrations are
+//! refused or close the buffer without harm, a buffer whose frame is revoked (also by a request
+//! of its own) writes nothing more, 10,000 register/unregister cycles and thread deletion leave
+//! nothing behind, and both wake paths (an idle hart, no idle hart) run the requests.
+use crate::env::{sget, sset, wall_cycles, Env, Fail, TResult, CNODE, PAGE, ROOT_DEPTH, ROOT_TCB, VSPACE};
+use abi::{asys as a, error as e, label as l, object as o, stat};
+use aring::{Consumer, Item, Producer, RingMem};
+use core::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use userlib::asys::{self, call_blocking, ops, Client, Completion, Request, SysBuf};
+use userlib::chan::ThreadPark;
+use userlib::invoke::{invoke_sync, rights};
+use userlib::task::Executor;
+use userlib::{cnode, print, syscall, tcb, uintr, untyped, vspace};
+
+/// Ring capacity (a 4 KiB frame per ring) and the client's table.
+const CAP: usize = 32;
+/// The completion vector on the root's U-notification.
+const VEC: usize = 60;
+
+static CLIENTS: [Client<CAP>; 6] = [const { Client::new() }; 6];
+static NEXT_CLIENT: AtomicUsize = AtomicUsize::new(0);
+
+fn stat(which: usize) -> usize {
+    syscall::debug_stat(which)
+}
+
+/// The root as receiver of a fresh U-notification, and a fresh buffer (not registered).
+struct Setup {
+    ntfn: usize,
+    buf: SysBuf,
+}
+
+fn buffer(env: &mut Env) -> Result<SysBuf, Fail> {
+    let va = env.va(2);
+    let req = env.new_page_at(VSPACE, va)?.cptr;
+    let rep = env.new_page_at(VSPACE, va + PAGE)?.cptr;
+    let buf = SysBuf { req_frame: req, req_vaddr: va, rep_frame: rep, rep_vaddr: va + PAGE, capacity: CAP };
+    ensure!(buf.init().is_some(), "ring init");
+    Ok(buf)
+}
+
+fn setup(env: &mut Env) -> Result<Setup, Fail> {
+    let ntfn = env.alloc_cap(o::NOTIFICATION)?;
+    ok!(tcb::bind_notification(ROOT_TCB, ntfn));
+    ok!(uintr::register_receiver(ntfn));
+    Ok(Setup { ntfn, buf: buffer(env)? })
+}
+
+/// Register and attach a client, installed as the root's hook.
+fn attach(s: &Setup, park: Option<&ThreadPark>) -> Result<&'static Client<CAP>, Fail> {
+    ok!(s.buf.register(ROOT_TCB, VEC));
+    let c = &CLIENTS[NEXT_CLIENT.fetch_add(1, SeqCst)];
+    ensure!(c.attach(&s.buf, park).is_some(), "client attach");
+    ensure!(asys::install(c), "install the hook");
+    Ok(c)
+}
+
+/// Undo whatever a test left: hook, registration, the root's binding.
+fn teardown() {
+    asys::uninstall();
+    let _ = asys::unregister(ROOT_TCB);
+    let _ = tcb::unbind_notification(ROOT_TCB);
+}
+
+fn with_teardown(env: &mut Env, test: fn(&mut Env) -> TResult) -> TResult {
+    let base = stat(stat::ASYS_HANDLERS);
+    let r = test(env);
+    teardown();
+    r?;
+    ensure_eq!(stat(stat::ASYS_HANDLERS), base, "registered handlers after the test");
+    Ok(())
+}
+
+fn sync_completion(r: &Request) -> Completion {
+    match r.sync() {
+        Ok(rep) => Completion { code: 0, len: rep.info.length as u32, words: core::array::from_fn(|i| rep.regs.get(i).map_or(0, |&v| v as u64)) },
+        Err(err) => Completion { code: err.code as u32, len: 0, words: core::array::from_fn(|i| err.mrs.get(i).map_or(0, |&v| v as u64)) },
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// GetAddress both ways, map then read/write, unmap then a fault, bind/unbind seen by both
+/// objects, debug output: all through the ordinary API with the hook installed.
+pub fn functional(env: &mut Env) -> TResult {
+    with_teardown(env, |env| {
+        let s = setup(env)?;
+        let c = attach(&s, None)?;
+        let (done0, req0) = (c.completed.load(SeqCst), stat(stat::ASYS_REQUESTS));
+        // The env's own allocations (Retype) go async too from here on.
+        let f = env.alloc(o::PAGE_4K, 0)?;
+        let pa = ok!(vspace::page_get_address(f.cptr));
+        ensure_eq!(pa, f.paddr, "async GetAddress = where the Untyped put it");
+        let sync_pa = ok!(invoke_sync(f.cptr, l::RISCV_PAGE_GET_ADDRESS, &[], &[])).mr(0);
+        ensure_eq!(pa, sync_pa, "async GetAddress = sync GetAddress");
+        // A page table and the frame mapped through the ring, then used.
+        let x = env.va_region(1);
+        let pt = env.alloc_cap(o::PAGE_TABLE)?;
+        ok!(vspace::page_table_map(pt, VSPACE, x, 0));
+        ok!(vspace::page_map(f.cptr, VSPACE, x, rights::READ_WRITE, 0));
+        // SAFETY: mapped just above.
+        unsafe {
+            core::ptr::write_volatile(x as *mut usize, 0xa5a5_1234);
+            ensure_eq!(core::ptr::read_volatile(x as *const usize), 0xa5a5_1234, "read back through the async mapping");
+        }
+        // Unmapped through the ring: a thread reading it now faults.
+        ok!(vspace::page_unmap(f.cptr));
+        let (ep, fb) = crate::t_fault::fault_ep(env)?;
+        sset(0, 0);
+        env.spawn_cfg(crate::t_fault::load_child as *const () as usize, x, crate::t_fault::cfg_with(fb, env.bi.node_id))?;
+        let (_, info, mrs) = syscall::recv(ep);
+        ensure_eq!(info.label, abi::fault::VM_FAULT, "a load after the async unmap faults");
+        ensure_eq!(mrs[1], x, "fault address");
+        env.stop_helpers();
+        // Bind/unbind: both the TCB and the notification see it.
+        let (t1, t2) = (env.alloc_cap(o::TCB)?, env.alloc_cap(o::TCB)?);
+        let (n1, n2) = (env.alloc_cap(o::NOTIFICATION)?, env.alloc_cap(o::NOTIFICATION)?);
+        ok!(tcb::bind_notification(t1, n1));
+        expect_err!(tcb::bind_notification(t2, n1), e::ILLEGAL_OPERATION);
+        expect_err!(tcb::bind_notification(t1, n2), e::ILLEGAL_OPERATION);
+        ok!(tcb::unbind_notification(t1));
+        expect_err!(tcb::unbind_notification(t1), e::ILLEGAL_OPERATION);
+        ok!(tcb::bind_notification(t2, n1));
+        ok!(tcb::bind_notification(t1, n2));
+        // Debug output through the ring.
+        let _ = asys::call_blocking(c, &Request::put_char(b'['));
+        let w = asys::call_blocking(c, &Request::put_string(b"async put_string")).into_result();
+        let _ = asys::call_blocking(c, &Request::put_char(b']'));
+        ensure_eq!(ok!(w).mr(0), 16, "bytes written");
+        print!(" ");
+        // Each of those went through the ring (none fell back to sync).
+        let calls = c.completed.load(SeqCst) - done0;
+        ensure!(calls >= 20, "only {} calls completed through the ring", calls);
+        ensure!(stat(stat::ASYS_REQUESTS) - req0 >= calls, "kernel ran fewer requests than completed");
+        ensure_eq!(c.in_flight(), 0, "calls left in the table");
+        let _ = s.ntfn;
+        Ok(())
+    })
+}
+
+/// Every async call's error paths: the same bad invocation async and sync gives the same
+/// error and details; calls that cannot be async are refused with NOT_ASYNC; a cptr that does
+/// not resolve is an error reply (a cap fault on the sync path).
+pub fn error_paths(env: &mut Env) -> TResult {
+    with_teardown(env, |env| {
+        let s = setup(env)?;
+        let c = attach(&s, None)?;
+        asys::uninstall();
+        let f = env.alloc_cap(o::PAGE_4K)?;
+        let ut = env.alloc(o::UNTYPED, 12)?.cptr;
+        let t = env.alloc_cap(o::TCB)?;
+        let ep = env.alloc_cap(o::ENDPOINT)?;
+        let pt = env.alloc_cap(o::PAGE_TABLE)?;
+        let full = env.alloc_cap(o::NOTIFICATION)?;
+        let empty = env.slot()?;
+        let x = env.va_region(1);
+        let g = env.alloc_cap(o::PAGE_4K)?;
+        env.map_frame(g, VSPACE, x, rights::READ_WRITE)?;
+        let inv = |cap, lbl, mrs: &[usize], caps: &[usize]| Request::invocation(cap, lbl, mrs, caps).unwrap();
+        let cases = [
+            inv(CNODE, l::RISCV_PAGE_GET_ADDRESS, &[], &[]),
+            inv(f, l::RISCV_PAGE_MAP, &[x + 8, rights::READ_WRITE, 0], &[VSPACE]),
+            inv(f, l::RISCV_PAGE_MAP, &[x + PAGE, rights::READ_WRITE, 0], &[CNODE]),
+            inv(f, l::RISCV_PAGE_MAP, &[x + PAGE, rights::READ_WRITE, 0], &[]),
+            inv(f, l::RISCV_PAGE_MAP, &[1 << 40, rights::READ_WRITE, 0], &[VSPACE]),
+            inv(f, l::RISCV_PAGE_MAP, &[x, rights::READ_WRITE, 0], &[VSPACE]),
+            inv(f, l::RISCV_PAGE_MAP, &[x + PAGE, 0, 1], &[VSPACE]),
+            inv(pt, l::RISCV_PAGE_TABLE_MAP, &[x, 0], &[VSPACE]),
+            inv(pt, l::RISCV_PAGE_TABLE_MAP, &[x], &[VSPACE]),
+            inv(VSPACE, l::RISCV_PAGE_TABLE_UNMAP, &[], &[]),
+            inv(ut, l::UNTYPED_RETYPE, &[99, 0, 0, 0, empty, 1], &[CNODE]),
+            inv(ut, l::UNTYPED_RETYPE, &[o::ENDPOINT, 0, 0, 0, empty, 0], &[CNODE]),
+            inv(ut, l::UNTYPED_RETYPE, &[o::ENDPOINT, 0, 0, 0, full, 1], &[CNODE]),
+            inv(ut, l::UNTYPED_RETYPE, &[o::ENDPOINT, 0, 0, 0, 1 << 20, 1], &[CNODE]),
+            inv(ut, l::UNTYPED_RETYPE, &[o::ENDPOINT, 0, 0, 0, empty], &[CNODE]),
+            inv(CNODE, l::CNODE_COPY, &[full, ROOT_DEPTH, f, ROOT_DEPTH, rights::ALL], &[CNODE]),
+            inv(CNODE, l::CNODE_COPY, &[empty, ROOT_DEPTH, empty, ROOT_DEPTH, rights::ALL], &[CNODE]),
+            inv(CNODE, l::CNODE_COPY, &[empty, 0, f, ROOT_DEPTH, rights::ALL], &[CNODE]),
+            inv(CNODE, l::CNODE_MINT, &[full, ROOT_DEPTH, f, ROOT_DEPTH, rights::ALL, 5], &[CNODE]),
+            inv(CNODE, l::CNODE_MINT, &[empty, ROOT_DEPTH, ut, 65, rights::ALL, 5], &[CNODE]),
+            inv(CNODE, l::CNODE_MOVE, &[full, ROOT_DEPTH, f, ROOT_DEPTH], &[CNODE]),
+            inv(CNODE, l::CNODE_DELETE, &[f, 65], &[]),
+            inv(CNODE, l::CNODE_REVOKE, &[f, 0], &[]),
+            inv(CNODE, l::CNODE_REVOKE, &[f], &[]),
+            inv(CNODE, l::CNODE_CANCEL_BADGED_SENDS, &[f, ROOT_DEPTH], &[]),
+            inv(t, l::TCB_UNBIND_NOTIFICATION, &[], &[]),
+            inv(t, l::TCB_BIND_NOTIFICATION, &[], &[ep]),
+            inv(t, l::TCB_BIND_NOTIFICATION, &[], &[]),
+            inv(t, l::TCB_BIND_NOTIFICATION, &[], &[empty]),
+            inv(f, l::UNTYPED_RETYPE, &[o::ENDPOINT, 0, 0, 0, empty, 1], &[CNODE]),
+        ];
+        for (i, r) in cases.iter().enumerate() {
+            let got = call_blocking(c, r);
+            let want = sync_completion(r);
+            ensure!(want.code != 0, "case {}: the sync call succeeded", i);
+            ensure!(got.code == want.code, "case {}: async error {} vs sync {}", i, got.code, want.code);
+            let n = got.len as usize;
+            ensure!(got.words[..n.min(4)] == want.words[..n.min(4)], "case {}: details {:?} vs {:?}", i, &got.words[..n], &want.words[..n]);
+        }
+        // Not async: refused, and nothing happened (the TCB was not resumed, nor the endpoint
+        // sent to).
+        for r in [inv(t, l::TCB_RESUME, &[], &[]), inv(t, l::TCB_SET_PRIORITY, &[1], &[ROOT_TCB]), inv(ep, l::RISCV_PAGE_MAP, &[0, 0, 0], &[VSPACE])] {
+            ensure_eq!(call_blocking(c, &r).code, a::NOT_ASYNC, "a call that cannot be async");
+        }
+        // Unresolvable cptrs and a cap count the request does not carry.
+        // An empty slot is InvalidCapability both ways (as in seL4).
+        let q = inv(empty, l::RISCV_PAGE_UNMAP, &[], &[]);
+        ensure_eq!(call_blocking(c, &q).code, e::INVALID_CAPABILITY, "empty invoked slot");
+        ensure_eq!(sync_completion(&q).code, e::INVALID_CAPABILITY, "empty invoked slot, sync");
+        let got = call_blocking(c, &inv(1 << 62, l::RISCV_PAGE_UNMAP, &[], &[]));
+        ensure_eq!(got.code, e::FAILED_LOOKUP, "cptr far out");
+        ensure_eq!(call_blocking(c, &Request::raw(l::RISCV_PAGE_UNMAP as u32, 2, &[f as u64, 4])).code, e::RANGE_ERROR, "4 extra caps");
+        ensure_eq!(call_blocking(c, &Request::raw(l::RISCV_PAGE_UNMAP as u32, 3, &[f as u64, 3, f as u64])).code, e::TRUNCATED_MESSAGE, "3 caps claimed, 1 given");
+        ensure_eq!(call_blocking(c, &Request::raw(l::RISCV_PAGE_UNMAP as u32, 1, &[f as u64])).code, e::TRUNCATED_MESSAGE, "no cap count");
+        ensure_eq!(call_blocking(c, &Request::raw(a::OP_PUT_CHAR, 0, &[])).code, e::TRUNCATED_MESSAGE, "PutChar without a byte");
+        // The objects the failed calls named are as they were.
+        ensure!(crate::env::identify(empty).is_none(), "the empty slot stayed empty");
+        Ok(())
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Raw access to a registered buffer: what a hostile thread can write.
+
+struct Raw {
+    req: Producer,
+    rep: Consumer,
+}
+
+fn raw(buf: &SysBuf) -> Raw {
+    // SAFETY: both frames are mapped at these addresses for the rest of the suite.
+    unsafe {
+        Raw {
+            req: RingMem::attach(buf.req_vaddr as *mut u8, buf.capacity).unwrap().producer(),
+            rep: RingMem::attach(buf.rep_vaddr as *mut u8, buf.capacity).unwrap().consumer(),
+        }
+    }
+}
+
+impl Raw {
+    fn push(&mut self, r: &Request, id: u64) -> TResult {
+        let items = r.to_items(id);
+        for it in &items[..r.items()] {
+            if ok!(self.req.push(it).map_err(|_| "ring full")) == aring::Notify::Signal {
+                let _ = asys::wake();
+            }
+        }
+        Ok(())
+    }
+
+    /// The next reply, waking the handler if needed; None if none comes within `spins`.
+    fn reply(&mut self, spins: usize) -> Result<Option<Item>, Fail> {
+        for i in 0..spins {
+            if let Some(p) = ok!(self.rep.pop().map_err(|_| "reply ring broken")) {
+                return Ok(Some(p.item));
+            }
+            if i % 64 == 0 {
+                let _ = asys::wake();
+            }
+            syscall::yield_now();
+        }
+        Ok(None)
+    }
+}
+
+/// Header word of a ring (0 head, 8 tail: each on its own 64-byte line).
+fn ring_word(va: usize, line: usize) -> &'static core::sync::atomic::AtomicU64 {
+    // SAFETY: a mapped ring header.
+    unsafe { &*((va + 64 * line) as *const core::sync::atomic::AtomicU64) }
+}
+
+/// Hostile rings and registrations: bad lengths and caps get error replies; a half-sent
+/// request waits; impossible indices close the buffer with a fault; a frame revoked before a
+/// wake, or by a request of the buffer itself, ends the buffer with nothing more written.
+pub fn hostile_ring(env: &mut Env) -> TResult {
+    with_teardown(env, |env| {
+        let s = setup(env)?;
+        let buf = s.buf;
+        // Registration errors.
+        let reg = |rq: usize, rqc: usize, rp: usize, rpc: usize, v: usize, caps: [usize; 2]| {
+            userlib::invoke::invoke0(ROOT_TCB, l::TCB_REGISTER_SYSCALL_BUFFER, &[rq, rqc, rp, rpc, v], &caps)
+        };
+        let fr = [buf.req_frame, buf.rep_frame];
+        expect_err!(reg(0, 3, 0, CAP, VEC, fr), e::RANGE_ERROR);
+        expect_err!(reg(0, CAP, 0, 8192, VEC, fr), e::RANGE_ERROR);
+        expect_err!(reg(8, CAP, 0, CAP, VEC, fr), e::ALIGNMENT_ERROR);
+        expect_err!(reg(2048, CAP, 0, CAP, VEC, fr), e::INVALID_ARGUMENT);
+        expect_err!(reg(0, CAP, usize::MAX - 63, CAP, VEC, fr), e::INVALID_ARGUMENT);
+        expect_err!(reg(0, CAP, 0, CAP, 64, fr), e::RANGE_ERROR);
+        expect_err!(reg(0, 8, 512, 8, VEC, [buf.req_frame, buf.req_frame]), e::INVALID_ARGUMENT);
+        expect_any_err!(reg(0, CAP, 0, CAP, VEC, [CNODE, buf.rep_frame]), e::INVALID_CAPABILITY);
+        let ro = env.mint(buf.rep_frame, rights::READ, 0)?;
+        expect_err!(reg(0, CAP, 0, CAP, VEC, [buf.req_frame, ro]), e::INVALID_CAPABILITY);
+        expect_err!(userlib::invoke::invoke0(ROOT_TCB, l::TCB_REGISTER_SYSCALL_BUFFER, &[0, CAP, 0, CAP, VEC], &[buf.req_frame]), e::TRUNCATED_MESSAGE);
+        // A thread without a U-notification receiver slot cannot have one.
+        let t = env.alloc_cap(o::TCB)?;
+        expect_err!(userlib::invoke::invoke0(t, l::TCB_REGISTER_SYSCALL_BUFFER, &[0, CAP, 0, CAP, VEC], &fr), e::ILLEGAL_OPERATION);
+        expect_err!(asys::unregister(t), e::ILLEGAL_OPERATION);
+        // Two rings in one frame are fine when they do not overlap.
+        ok!(reg(0, 8, 1024, 8, VEC, [buf.rep_frame, buf.rep_frame]));
+        ok!(asys::unregister(ROOT_TCB));
+        ensure!(buf.init().is_some(), "ring re-init");
+
+        let faults0 = stat(stat::ASYS_FAULTS);
+        let base = stat(stat::ASYS_HANDLERS);
+        ok!(buf.register(ROOT_TCB, VEC));
+        ensure_eq!(stat(stat::ASYS_HANDLERS), base + 1, "one more handler");
+        let mut r = raw(&buf);
+        let f = env.alloc_cap(o::PAGE_4K)?;
+        // Lengths and caps the kernel must refuse item by item.
+        let bad = [
+            (Request::raw(l::RISCV_PAGE_GET_ADDRESS as u32, 15, &[f as u64, 0]), e::RANGE_ERROR),
+            (Request::raw(l::RISCV_PAGE_GET_ADDRESS as u32, u32::MAX as usize, &[f as u64, 0]), e::RANGE_ERROR),
+            (Request::raw(l::RISCV_PAGE_GET_ADDRESS as u32, 2, &[f as u64, u64::MAX]), e::RANGE_ERROR),
+            (Request::raw(l::RISCV_PAGE_GET_ADDRESS as u32, 2, &[u64::MAX, 0]), e::FAILED_LOOKUP),
+            (Request::raw(l::RISCV_PAGE_MAP as u32, 6, &[f as u64, 1, f as u64, 0x1000, 3, 0]), e::INVALID_CAPABILITY),
+            (Request::raw(l::RISCV_PAGE_MAP as u32, 6, &[f as u64, 1, 1 << 40, 0x1000, 3, 0]), e::INVALID_CAPABILITY),
+            (Request::raw(u32::MAX, 2, &[f as u64, 0]), a::NOT_ASYNC as usize),
+        ];
+        for (i, (q, want)) in bad.iter().enumerate() {
+            r.push(q, 100 + i as u64)?;
+            let Some(rep) = r.reply(100_000)? else { return Err(crate::env::fail(format_args!("case {}: no reply", i))) };
+            ensure_eq!(rep.id, 100 + i as u64, "reply id");
+            ensure_eq!(rep.label, *want, "error for a bad request");
+        }
+        // Half a two-item request: nothing happens until the second half is there.
+        let q = Request::invocation(CNODE, l::CNODE_MINT, &[f, ROOT_DEPTH, f, ROOT_DEPTH, 0, 0], &[CNODE]).unwrap();
+        let items = q.to_items(7);
+        let _ = ok!(r.req.push(&items[0]).map_err(|_| "push"));
+        let _ = asys::wake();
+        ensure!(r.reply(200)?.is_none(), "a reply for half a request");
+        let _ = ok!(r.req.push(&items[1]).map_err(|_| "push"));
+        let rep = r.reply(100_000)?;
+        ensure!(rep.is_some_and(|i| i.id == 7 && i.label as usize == e::DELETE_FIRST), "the whole request answered: {:?}", rep);
+        // An impossible tail: the buffer is closed with a fault.
+        let tail = ring_word(buf.req_vaddr, 1);
+        tail.store(tail.load(SeqCst) + CAP as u64 + 5, SeqCst);
+        let mut closed = false;
+        for _ in 0..100_000 {
+            if asys::wake() == Err(e::ILLEGAL_OPERATION) {
+                closed = true;
+                break;
+            }
+            syscall::yield_now();
+        }
+        ensure!(closed, "the broken buffer is still registered");
+        ensure_eq!(stat(stat::ASYS_FAULTS), faults0 + 1, "ASYS_FAULTS");
+        ensure_eq!(stat(stat::ASYS_HANDLERS), base, "handler gone");
+
+        // A frame revoked before the wake: its buffer is closed, nothing written.
+        let b2 = buffer(env)?;
+        let (req_frame, rep_frame) = (b2.req_frame, b2.rep_frame);
+        ok!(b2.register(ROOT_TCB, VEC));
+        let mut r2 = raw(&b2);
+        // Pushed without a wake (the handler sleeps through it).
+        let [it, _] = Request::invocation(f, l::RISCV_PAGE_GET_ADDRESS, &[], &[]).unwrap().to_items(1);
+        let _ = ok!(r2.req.push(&it).map_err(|_| "push"));
+        ok!(cnode::revoke(CNODE, req_frame, ROOT_DEPTH));
+        ensure_eq!(asys::wake().err().unwrap_or(0), e::ILLEGAL_OPERATION, "wake after the revoke");
+        ensure_eq!(ring_word(b2.rep_vaddr, 1).load(SeqCst), 0, "reply tail after the revoke");
+        ensure_eq!(stat(stat::ASYS_HANDLERS), base, "handler gone after the revoke");
+
+        // Mid-flight: a request of the buffer revokes the reply ring's frame; the requests
+        // behind it are not run and nothing is written any more.
+        let b3 = buffer(env)?;
+        ok!(b3.register(ROOT_TCB, VEC));
+        let mut r3 = raw(&b3);
+        let spare = env.slot()?;
+        r3.push(&Request::invocation(CNODE, l::CNODE_REVOKE, &[b3.rep_frame, ROOT_DEPTH], &[]).unwrap(), 1)?;
+        r3.push(&Request::invocation(CNODE, l::CNODE_COPY, &[spare, ROOT_DEPTH, f, ROOT_DEPTH, rights::ALL], &[CNODE]).unwrap(), 2)?;
+        let mut gone = false;
+        for _ in 0..100_000 {
+            let _ = asys::wake();
+            if stat(stat::ASYS_HANDLERS) == base {
+                gone = true;
+                break;
+            }
+            syscall::yield_now();
+        }
+        ensure!(gone, "the buffer survived the revocation of its reply frame");
+        ensure_eq!(ring_word(b3.rep_vaddr, 1).load(SeqCst), 0, "replies written after the revoke");
+        ensure!(crate::env::identify(spare).is_none(), "the request behind the revoke ran");
+        let _ = (rep_frame, s.ntfn);
+        Ok(())
+    })
+}
+
+/// 10,000 register/unregister cycles of the root's buffer, and threads deleted (or their
+/// Untyped revoked) with a buffer registered: handlers, object bytes and UINTC slots all back.
+pub fn register_unregister_10000(env: &mut Env) -> TResult {
+    with_teardown(env, |env| {
+        let s = setup(env)?;
+        let ut = env.alloc(o::UNTYPED, 16)?.cptr;
+        let sl = env.slots(2)?;
+        let (h0, b0, u0) = (stat(stat::ASYS_HANDLERS), stat(stat::OBJECT_BYTES), stat(stat::UINTR_SLOTS_USED));
+        for i in 0..10_000 {
+            ok!(s.buf.register(ROOT_TCB, VEC));
+            if i % 2500 == 0 {
+                ensure_eq!(stat(stat::ASYS_HANDLERS), h0 + 1, "registered");
+            }
+            ok!(asys::unregister(ROOT_TCB));
+        }
+        ensure_eq!(stat(stat::ASYS_HANDLERS), h0, "handlers after 10,000 cycles");
+        ensure_eq!(stat(stat::OBJECT_BYTES), b0, "object bytes after 10,000 cycles");
+        // Other threads: the buffer goes with the thread.
+        let (t, n) = (sl, sl + 1);
+        for i in 0..200 {
+            ok!(untyped::retype(ut, o::TCB, 0, CNODE, 0, 0, t, 1));
+            ok!(untyped::retype(ut, o::NOTIFICATION, 0, CNODE, 0, 0, n, 1));
+            ok!(uintr::grant(abi::init_cap::UINTR_CONTROL, t, abi::uintr::GRANT_RECEIVE));
+            ok!(tcb::bind_notification(t, n));
+            ok!(uintr::register_receiver(n));
+            ok!(s.buf.register(t, VEC));
+            ensure_eq!(stat(stat::ASYS_HANDLERS), h0 + 1, "the thread's handler");
+            match i % 3 {
+                0 => ok!(cnode::delete(CNODE, t, ROOT_DEPTH)),
+                1 => ok!(cnode::revoke(CNODE, s.buf.req_frame, ROOT_DEPTH)),
+                _ => {}
+            }
+            ok!(cnode::revoke(CNODE, ut, ROOT_DEPTH));
+            ensure_eq!(stat(stat::ASYS_HANDLERS), h0, "handler after the thread went");
+        }
+        ensure_eq!(stat(stat::OBJECT_BYTES), b0, "object bytes after the threads");
+        ensure_eq!(stat(stat::UINTR_SLOTS_USED), u0, "UINTC slots after the threads");
+        Ok(())
+    })
+}
+
+extern "C" fn spinner(_: usize) -> ! {
+    crate::env::SHARED[2].fetch_add(1, SeqCst);
+    while sget(0) == 0 {
+        core::hint::spin_loop();
+    }
+    crate::env::park()
+}
+
+/// The wake path: with idle harts the handler runs on one of them (remote wake); with every
+/// other hart running a thread of our priority it runs inside the wake call (inline), and
+/// both complete every request.
+pub fn wake_paths(env: &mut Env) -> TResult {
+    with_teardown(env, |env| {
+        let s = setup(env)?;
+        let c = attach(&s, None)?;
+        let f = env.alloc(o::PAGE_4K, 0)?;
+        let harts = userlib::bootinfo::harts(env.bi);
+        let get = || vspace::page_get_address(f.cptr);
+        if harts > 1 {
+            let remote = stat(stat::ASYS_WAKE_REMOTE);
+            for _ in 0..20 {
+                ensure_eq!(ok!(get()), f.paddr, "GetAddress, idle harts");
+            }
+            ensure!(stat(stat::ASYS_WAKE_REMOTE) > remote, "no remote wake with idle harts");
+        }
+        // Keep every other hart busy at our priority: no hart below us.
+        sset(0, 0);
+        sset(2, 0);
+        for h in (0..harts).filter(|&h| h != env.bi.node_id) {
+            env.spawn_on(spinner, 0, 255, h)?;
+        }
+        crate::env::wait_for(2, harts - 1, 100_000)?;
+        let (inline, remote) = (stat(stat::ASYS_WAKE_INLINE), stat(stat::ASYS_WAKE_REMOTE));
+        for _ in 0..20 {
+            ensure_eq!(ok!(get()), f.paddr, "GetAddress, no idle hart");
+        }
+        let (inline, remote) = (stat(stat::ASYS_WAKE_INLINE) - inline, stat(stat::ASYS_WAKE_REMOTE) - remote);
+        sset(0, 1);
+        ensure!(inline > 0, "no inline wake without an idle hart");
+        ensure_eq!(remote, 0, "remote wakes while every hart was busy");
+        ensure_eq!(c.in_flight(), 0, "calls left");
+        Ok(())
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Many calls in flight from coroutines, and the figures.
+
+const TASKS: usize = 64;
+static EXEC: Executor<{ TASKS + 8 }, 1024> = Executor::new();
+static PARK: ThreadPark = ThreadPark::new();
+static EXEC_TAKEN: AtomicUsize = AtomicUsize::new(0);
+static FAILURES: AtomicUsize = AtomicUsize::new(0);
+
+/// Map+unmap pairs per coroutine.
+const ROUNDS: usize = if cfg!(feature = "rtl-subset") { 2 } else { 8 };
+
+/// 64 coroutines each map, touch and unmap their own page through the ring at once, all in
+/// flight together; then the cycles per map+unmap pair async vs sync and the kernel entries per
+/// async call are printed (figures, not checks).
+pub fn many_in_flight(env: &mut Env) -> TResult {
+    if EXEC_TAKEN.swap(1, SeqCst) != 0 {
+        return Err(Fail::skip(format_args!("the executor is claimed once per run")));
+    }
+    with_teardown(env, |env| {
+        let s = setup(env)?;
+        PARK.setup(s.ntfn, 1 << 16);
+        let c = attach(&s, Some(&PARK))?;
+        let rt = EXEC.claim(&PARK).expect("claimed once");
+        let base = env.va_region(TASKS);
+        let mut frames = [0usize; TASKS];
+        // The page table exists before the timing (a sync map/unmap at the base).
+        asys::uninstall();
+        for fr in frames.iter_mut() {
+            *fr = env.alloc_cap(o::PAGE_4K)?;
+        }
+        env.map_frame(frames[0], VSPACE, base, rights::READ_WRITE)?;
+        ok!(vspace::page_unmap(frames[0]));
+        // Sync reference: the same pairs, one at a time.
+        let t0 = wall_cycles();
+        for _ in 0..ROUNDS {
+            for (i, &fr) in frames.iter().enumerate() {
+                ok!(vspace::page_map(fr, VSPACE, base + i * PAGE, rights::READ_WRITE, 0));
+                ok!(vspace::page_unmap(fr));
+            }
+        }
+        let sync_cycles = wall_cycles() - t0;
+        FAILURES.store(0, SeqCst);
+        ensure!(asys::install(c), "install again");
+        let entries0 = syscall::debug_thread_entries(ROOT_TCB).unwrap_or(0);
+        let (done0, wakes0) = (c.completed.load(SeqCst), c.wakes.load(SeqCst));
+        let t0 = wall_cycles();
+        {
+            let mut handles = heapless::Vec::<_, TASKS>::new();
+            for i in 0..TASKS {
+                let va = base + i * PAGE;
+                let fr = frames[i];
+                let h = rt.spawn(10, async move {
+                    for k in 0..ROUNDS {
+                        if ops::page_map(fr, VSPACE, va, rights::READ_WRITE, 0).await.is_err() {
+                            FAILURES.fetch_add(1, SeqCst);
+                            return;
+                        }
+                        // SAFETY: mapped just above, by this coroutine only.
+                        unsafe {
+                            core::ptr::write_volatile(va as *mut usize, i * 1000 + k);
+                            if core::ptr::read_volatile(va as *const usize) != i * 1000 + k {
+                                FAILURES.fetch_add(1, SeqCst);
+                            }
+                        }
+                        if ops::page_unmap(fr).await.is_err() {
+                            FAILURES.fetch_add(1, SeqCst);
+                            return;
+                        }
+                    }
+                });
+                match h {
+                    Ok(h) => {
+                        let _ = handles.push(h);
+                    }
+                    Err(_) => return Err(crate::env::fail(format_args!("spawn {}", i))),
+                }
+            }
+            for h in handles {
+                rt.block_on(h);
+            }
+        }
+        let async_cycles = wall_cycles() - t0;
+        let entries = syscall::debug_thread_entries(ROOT_TCB).unwrap_or(0) - entries0;
+        let calls = c.completed.load(SeqCst) - done0;
+        ensure_eq!(FAILURES.load(SeqCst), 0, "failed map/unmap/touch");
+        ensure_eq!(calls, 2 * TASKS * ROUNDS, "calls completed through the ring");
+        ensure_eq!(c.in_flight(), 0, "calls left in the table");
+        let pairs = TASKS * ROUNDS;
+        print!(
+            "[{} pairs: sync {} cycles/pair, async {} cycles/pair (x{}.{:02}), {} root kernel entries ({} wakes) for {} async calls] ",
+            pairs,
+            sync_cycles / pairs,
+            async_cycles / pairs,
+            async_cycles / sync_cycles.max(1),
+            async_cycles * 100 / sync_cycles.max(1) % 100,
+            entries,
+            c.wakes.load(SeqCst) - wakes0,
+            calls
+        );
+        Ok(())
+    })
+}

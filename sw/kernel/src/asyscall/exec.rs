@@ -1,0 +1,218 @@
+//! Running a handler's requests: take each from the request ring, check it, run it through the
+//! sync path's decoder and invocation code on behalf of the thread, push the reply, and raise
+//! the completion vector if the thread said it sleeps. Nothing read from the rings is trusted:
+//! indices are validated by `aring` (a broken ring closes the buffer with a fault), lengths
+//! and cap counts here, capabilities by the CSpace lookup and the invocation itself.
+use super::{frames_alive, mrs, unregister};
+use crate::ipc::{self, Msg};
+use crate::object::tcb::{self, Tcb};
+use crate::stats;
+use abi::{asys, stat};
+use aring::{Item, Notify, ITEM_WORDS, PAYLOAD_WORDS};
+use caps::{Cap, Error};
+
+/// Why a drain stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Drained {
+    /// No complete request in the ring.
+    Empty,
+    /// Stopped after its share of work (count or preemption budget): more may be there.
+    More,
+    /// The reply ring is full: the thread must take replies first.
+    Blocked,
+    /// The buffer is gone (unregistered, its frames revoked, or a ring broken).
+    Closed,
+}
+
+/// The calls that may run asynchronously (`abi::asys::ASYNC_LABELS`): non-blocking
+/// invocations of kernel objects that touch only objects named by caps, never the caller's
+/// registers or scheduling state. IPC caps (endpoints, notifications, replies) are not
+/// invocations here: `syscall::invoke` refuses them as it does on the sync path.
+fn async_capable(cap: &Cap, l: usize) -> bool {
+    asys::is_async(l) && !matches!(cap, Cap::Endpoint { .. } | Cap::Notification { .. } | Cap::Reply { .. })
+}
+
+enum Outcome {
+    /// Reply label (0 or an error code), words, how many count.
+    Done(u32, [usize; PAYLOAD_WORDS], usize),
+    /// Out of budget at a consistent point: run it again later (it stays in the ring).
+    Preempted,
+}
+
+fn error(e: Error) -> Outcome {
+    let (code, d, n) = ipc::error_reply(e);
+    let mut w = [0; PAYLOAD_WORDS];
+    w[..3].copy_from_slice(&d);
+    Outcome::Done(code as u32, w, n)
+}
+
+fn ok(w0: usize, n: usize) -> Outcome {
+    let mut w = [0; PAYLOAD_WORDS];
+    w[0] = w0;
+    Outcome::Done(0, w, n)
+}
+
+/// Debug output requests.
+fn put_string(args: &[usize]) -> Outcome {
+    let Some((&count, words)) = args.split_first() else { return error(Error::Truncated) };
+    let mut bytes = [0u8; 16];
+    let n = count.min(bytes.len()).min(words.len() * 8);
+    for (i, b) in bytes[..n].iter_mut().enumerate() {
+        *b = (words[i / 8] >> (8 * (i % 8))) as u8;
+    }
+    crate::console::put_bytes(&bytes[..n]);
+    ok(n, 1)
+}
+
+/// Run one request of `t` with `args` (already length-checked).
+fn run(t: &mut Tcb, lbl: u32, args: &[usize]) -> Outcome {
+    match lbl {
+        asys::OP_PUT_CHAR => {
+            let Some(&c) = args.first() else { return error(Error::Truncated) };
+            crate::console::put_byte(c as u8);
+            return ok(0, 0);
+        }
+        asys::OP_PUT_STRING => return put_string(args),
+        _ => {}
+    }
+    if args.len() < asys::ARG_FIRST_CAP {
+        return error(Error::Truncated);
+    }
+    let (cptr, ncaps) = (args[asys::ARG_CAP], args[asys::ARG_NCAPS]);
+    if ncaps > abi::ipc::MSG_MAX_EXTRA_CAPS {
+        return error(Error::RangeError { min: 0, max: abi::ipc::MSG_MAX_EXTRA_CAPS as u64 });
+    }
+    let first_mr = asys::ARG_FIRST_CAP + ncaps;
+    if args.len() < first_mr {
+        return error(Error::Truncated);
+    }
+    // The sync path raises a cap fault here; a request cannot fault, so it is an error reply.
+    let (cap, slot) = match tcb::lookup_cap(t, cptr) {
+        Ok(v) => v,
+        Err(f) => return error(Error::FailedLookup(f)),
+    };
+    if !async_capable(&cap, lbl as usize) {
+        return Outcome::Done(asys::NOT_ASYNC, [0; PAYLOAD_WORDS], 0);
+    }
+    let mrs_in = &args[first_mr..];
+    mrs::begin(t, mrs_in);
+    let r = Msg::with_caps(t, lbl as usize, mrs_in.len(), &args[asys::ARG_FIRST_CAP..first_mr])
+        .and_then(|m| crate::syscall::invoke(t, cap, slot, &m));
+    let out = mrs::end();
+    match r {
+        Ok(n) => Outcome::Done(0, out, n.min(PAYLOAD_WORDS)),
+        Err(Error::Preempted) => Outcome::Preempted,
+        Err(e) => error(e),
+    }
+}
+
+/// Raise `t`'s completion vector (its reply-ring flag said it sleeps).
+fn notify(t: &Tcb) {
+    stats::count(stat::ASYS_NOTIFIES);
+    if let Some(s) = t.uintr.slot.checked_sub(1) {
+        crate::uintr::deliver(s, 1 << t.asys.vector);
+    }
+}
+
+/// Close the buffer: `fault` when the thread broke a ring.
+pub fn close(t: &mut Tcb, fault: bool) -> Drained {
+    if fault {
+        stats::count(stat::ASYS_FAULTS);
+    }
+    if t.asys.on {
+        unregister(t);
+    }
+    Drained::Closed
+}
+
+fn item_words(i: &Item) -> [usize; ITEM_WORDS] {
+    let mut w = [0; ITEM_WORDS];
+    w[0] = i.id as usize;
+    w[1] = i.label as usize | (i.len as usize) << 32;
+    for (d, s) in w[2..].iter_mut().zip(i.payload) {
+        *d = s as usize;
+    }
+    w
+}
+
+/// The oldest complete request: its first item, its arguments (or the error for an impossible
+/// length) and how many ring items it takes. None: nothing complete yet.
+#[allow(clippy::type_complexity)]
+fn next_request(t: &mut Tcb) -> Result<Option<(Item, Result<([usize; asys::MAX_ARGS], usize), Error>, usize)>, ()> {
+    let req = t.asys.req.as_mut().ok_or(())?;
+    let Some(first) = req.peek(0).map_err(|_| ())? else { return Ok(None) };
+    let len = first.len as usize;
+    let mut args = [0; asys::MAX_ARGS];
+    for (d, s) in args.iter_mut().zip(first.payload) {
+        *d = s as usize;
+    }
+    if len > asys::MAX_ARGS {
+        return Ok(Some((first, Err(Error::RangeError { min: 0, max: asys::MAX_ARGS as u64 }), 1)));
+    }
+    if len <= asys::FIRST_ITEM_ARGS {
+        return Ok(Some((first, Ok((args, len)), 1)));
+    }
+    let Some(second) = req.peek(1).map_err(|_| ())? else { return Ok(None) };
+    args[asys::FIRST_ITEM_ARGS..].copy_from_slice(&item_words(&second));
+    Ok(Some((first, Ok((args, len)), 2)))
+}
+
+/// Whether a complete request waits (the re-check before a handler sleeps). Err: broken ring.
+pub fn ready(t: &mut Tcb) -> Result<bool, ()> {
+    next_request(t).map(|r| r.is_some())
+}
+
+/// Run up to `max` of `t`'s requests (kernel lock held), within this entry's preemption
+/// budget (a unit each). Returns how many ran and why it stopped.
+pub fn drain(t: &mut Tcb, max: usize) -> (usize, Drained) {
+    let mut done = 0;
+    while done < max {
+        if !frames_alive(t) {
+            return (done, close(t, false));
+        }
+        match t.asys.rep.as_mut().map(|r| r.free()) {
+            Some(Ok(0)) => return (done, Drained::Blocked),
+            Some(Ok(_)) => {}
+            _ => return (done, close(t, true)),
+        }
+        let (first, args, items) = match next_request(t) {
+            Ok(Some(r)) => r,
+            Ok(None) => return (done, Drained::Empty),
+            Err(()) => return (done, close(t, true)),
+        };
+        let outcome = match args {
+            Ok((a, len)) => run(t, first.label, &a[..len]),
+            Err(e) => error(e),
+        };
+        let Outcome::Done(code, words, n) = outcome else {
+            stats::count(stat::PREEMPTIONS);
+            return (done, Drained::More);
+        };
+        // The invocation may have taken the buffer away (its frames revoked, the thread
+        // deleted): then nothing more is written.
+        if !frames_alive(t) {
+            return (done, close(t, false));
+        }
+        let mut payload = [0u64; PAYLOAD_WORDS];
+        for (d, s) in payload.iter_mut().zip(words) {
+            *d = s as u64;
+        }
+        let reply = Item { id: first.id, label: code, len: n as u32, payload };
+        let pushed = t.asys.rep.as_mut().map(|r| r.push(&reply));
+        let skipped = t.asys.req.as_mut().map(|r| r.skip(items));
+        match (pushed, skipped) {
+            (Some(Ok(a)), Some(Ok(b))) => {
+                if a == Notify::Signal || b == Notify::Signal {
+                    notify(t);
+                }
+            }
+            _ => return (done, close(t, true)),
+        }
+        stats::count(stat::ASYS_REQUESTS);
+        done += 1;
+        if !crate::preempt::charge(1) {
+            return (done, Drained::More);
+        }
+    }
+    (done, Drained::More)
+}

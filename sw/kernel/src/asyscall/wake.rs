@@ -1,0 +1,293 @@
+//! Where handlers run. A thread whose handler sleeps calls WakeSyscallHandler; the kernel picks
+//! the hart with the lowest execution priority below the caller's (an idle hart is lowest, a
+//! hart inside the kernel cannot be preempted, any other counts as the priority of the thread
+//! it runs) and sends it an IPI; with no such hart the handler runs inside the wake call,
+//! emptying the ring (restarting the call after each preemption budget, so the lock is let go
+//! in between): nothing waits for a timer tick.
+//!
+//! An idle hart serving a handler keeps polling its request ring for `POLL_CYCLES` after it ran
+//! dry, with the handler's flag still saying awake, so a busy client never traps; then it
+//! sleeps the handler: flag set, ring re-checked (aring's announce/fence/re-check), and only if
+//! still empty is the handler marked asleep. The client publishes, fences, then reads the flag
+//! (aring's `take`), so one of the two sees the other: no lost wake-up. A hart that leaves idle
+//! to run a thread hands its handlers on (or sleeps them), and a busy hart woken for a handler
+//! runs one batch per IPI and sends itself another while work remains.
+use super::exec::{self, Drained};
+use crate::arch::{self, ipi::Msg};
+use crate::ipc::{A0, A1};
+use crate::object::tcb::Tcb;
+use crate::percpu::{self, PerCpu};
+use crate::{lock, sched, stats};
+use abi::{asys::BATCH, error, stat};
+use core::sync::atomic::{AtomicU64, Ordering};
+use platform::image::MAX_HARTS;
+
+/// How long an idle hart polls its handlers' empty rings before it sleeps them.
+const POLL_CYCLES: u64 = 40_000;
+/// Handlers one hart looks after at once (more are left to other harts or to the wake path).
+const MAX_SERVED: usize = 16;
+
+fn this_hart() -> usize {
+    percpu::this().hart
+}
+
+/// Hart `h`'s execution priority as a target: -1 idle, the running thread's priority, None
+/// if it cannot take the handler now (in the kernel, or offline).
+fn exec_prio(h: usize) -> Option<i32> {
+    let cpu = percpu::of(h);
+    if !cpu.online.load(Ordering::Acquire) {
+        return None;
+    }
+    let cur = sched::current_of(h);
+    if cur.is_null() {
+        return Some(-1);
+    }
+    // SAFETY: a hart's current thread is live (lock held).
+    cpu.in_user.load(Ordering::Acquire).then(|| unsafe { (*cur).prio } as i32)
+}
+
+fn served_by(h: usize) -> usize {
+    let mut n = 0;
+    super::for_each(|t| n += (t.asys.run == Some(h)) as usize);
+    n
+}
+
+/// The hart to run a handler of a thread at `prio`: lowest execution priority below it, idle
+/// harts serving the fewest handlers first. Never this hart.
+fn pick(prio: u8) -> Option<usize> {
+    let me = this_hart();
+    (0..MAX_HARTS)
+        .filter(|&h| h != me)
+        .filter_map(|h| exec_prio(h).filter(|&p| p < prio as i32).map(|p| (p, served_by(h), h)))
+        .min()
+        .map(|(_, _, h)| h)
+}
+
+/// Mark the handler asleep: flags set (request ring; also the reply ring's producer flag if
+/// `blocked` on a full one), then a re-check. True if it sleeps, false if work arrived (it
+/// stays awake). A broken ring closes the buffer (and it "sleeps").
+fn sleep(t: &mut Tcb, blocked: bool) -> bool {
+    let Some(req) = t.asys.req.as_ref() else { return true };
+    req.prepare_sleep();
+    if blocked {
+        if let Some(rep) = t.asys.rep.as_mut() {
+            rep.prepare_sleep();
+            match rep.free_now() {
+                Ok(0) => {
+                    t.asys.run = None;
+                    return true;
+                }
+                Ok(_) => rep.cancel_sleep(),
+                Err(_) => {
+                    exec::close(t, true);
+                    return true;
+                }
+            }
+        }
+    }
+    match exec::ready(t) {
+        Ok(false) => {
+            t.asys.run = None;
+            true
+        }
+        Ok(true) => {
+            if let Some(req) = t.asys.req.as_ref() {
+                req.cancel_sleep();
+            }
+            false
+        }
+        Err(()) => {
+            exec::close(t, true);
+            true
+        }
+    }
+}
+
+/// WakeSyscallHandler by `me`: a0 = 0 or an error code, a1 = requests run inside the call.
+pub fn syscall(me: &mut Tcb) {
+    let (code, ran) = wake(me);
+    me.ctx.regs[A0] = code;
+    me.ctx.regs[A1] = ran;
+}
+
+fn wake(me: &mut Tcb) -> (usize, usize) {
+    if !me.asys.on || !super::frames_alive(me) {
+        exec::close(me, false);
+        return (error::ILLEGAL_OPERATION, 0);
+    }
+    stats::count(stat::ASYS_WAKES);
+    let here = this_hart();
+    if let Some(h) = me.asys.run {
+        // Awake already (the flag was cleared by a race with its sleep): poke its hart.
+        if h != here {
+            arch::ipi::send(h, Msg::Asys);
+        }
+        return (0, 0);
+    }
+    if let Some(h) = pick(me.prio) {
+        stats::count(stat::ASYS_WAKE_REMOTE);
+        me.asys.run = Some(h);
+        arch::ipi::send(h, Msg::Asys);
+        return (0, 0);
+    }
+    // No hart below us: run it here, now.
+    stats::count(stat::ASYS_WAKE_INLINE);
+    me.asys.run = Some(here);
+    let (ran, why) = exec::drain(me, usize::MAX);
+    match why {
+        Drained::Closed => return (error::ILLEGAL_OPERATION, ran),
+        Drained::Empty | Drained::Blocked if sleep(me, why == Drained::Blocked) => {}
+        _ => {
+            // More to do: let the lock go and come back (the thread re-executes its ecall).
+            me.asys.run = None;
+            me.ctx.sepc = me.restart_pc;
+        }
+    }
+    (0, ran)
+}
+
+/// Handlers this hart serves, as pointers (the list may change while we run requests).
+fn mine(h: usize) -> heapless::Vec<*mut Tcb, MAX_SERVED> {
+    let mut v = heapless::Vec::new();
+    super::for_each(|t| {
+        if t.asys.run == Some(h) {
+            let _ = v.push(t as *mut Tcb);
+        }
+    });
+    v
+}
+
+/// Run one batch of each of this hart's handlers; Some(t) for one still awake with nothing to
+/// do (to poll), and whether any made progress.
+fn serve_batch(h: usize) -> (bool, heapless::Vec<*mut Tcb, MAX_SERVED>) {
+    let mut progressed = false;
+    let mut idle = heapless::Vec::new();
+    for p in mine(h) {
+        // Running an earlier handler's requests may have deleted this thread.
+        if !super::is_registered(p) {
+            continue;
+        }
+        // SAFETY: registered, hence live (lock held).
+        let t = unsafe { &mut *p };
+        if t.asys.run != Some(h) {
+            continue;
+        }
+        crate::preempt::reset();
+        let (ran, why) = exec::drain(t, BATCH);
+        progressed |= ran > 0;
+        match why {
+            Drained::More => progressed = true,
+            Drained::Empty => {
+                let _ = idle.push(p);
+            }
+            Drained::Blocked => progressed |= !sleep(t, true),
+            Drained::Closed => {}
+        }
+    }
+    (progressed, idle)
+}
+
+/// An IPI said "handler" (lock held). An idle hart leaves it to its idle loop; a busy one runs
+/// a batch now and sends itself another IPI while work remains.
+pub fn on_mail(cpu: &PerCpu) {
+    if !lock::held() || sched::current_of(cpu.hart).is_null() {
+        return;
+    }
+    let (progressed, idle) = serve_batch(cpu.hart);
+    let mut more = progressed;
+    for p in idle {
+        if super::is_registered(p) {
+            // SAFETY: registered, hence live.
+            more |= !sleep(unsafe { &mut *p }, false);
+        }
+    }
+    if more {
+        arch::ipi::send(cpu.hart, Msg::Asys);
+    }
+}
+
+/// The idle loop found nothing to run (lock held). Serve this hart's handlers: true if the
+/// loop should look again at once (work done, or polling saw something).
+pub fn on_idle(cpu: &PerCpu) -> bool {
+    let h = cpu.hart;
+    let (progressed, idle) = serve_batch(h);
+    if progressed {
+        return true;
+    }
+    if idle.is_empty() {
+        return false;
+    }
+    // Poll the empty rings without the lock: only their published tails are read (through the
+    // kernel window, so a ring whose frame goes meanwhile is harmless), the answer is a hint.
+    let mut watch: heapless::Vec<(*const AtomicU64, u64), MAX_SERVED> = heapless::Vec::new();
+    for &p in &idle {
+        // SAFETY: registered and live (lock held).
+        if let Some(c) = unsafe { (*p).asys.req.as_ref() } {
+            let w = c.tail_word();
+            // SAFETY: inside a frame of the thread's buffer, in the kernel window.
+            let _ = watch.push((w, unsafe { (*w).load(Ordering::Acquire) }));
+        }
+    }
+    lock::release();
+    let seen = poll(cpu, &watch);
+    lock::acquire();
+    if !seen {
+        for p in idle {
+            if super::is_registered(p) {
+                // SAFETY: registered, hence live.
+                let t = unsafe { &mut *p };
+                if t.asys.run == Some(h) {
+                    sleep(t, false);
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Spin until a watched tail moves, mail or an interrupt arrives, or `POLL_CYCLES` pass; true
+/// if a tail moved or there is something else to do.
+fn poll(cpu: &PerCpu, watch: &[(*const AtomicU64, u64)]) -> bool {
+    use crate::arch::csr::*;
+    cpu.polling.store(true, Ordering::SeqCst);
+    let t0 = arch::cpu::cycles();
+    let mut seen = false;
+    while arch::cpu::cycles().wrapping_sub(t0) < POLL_CYCLES {
+        // SAFETY: kernel-window addresses of RAM (see on_idle).
+        if watch.iter().any(|&(w, v)| unsafe { (*w).load(Ordering::Relaxed) } != v)
+            || cpu.mailbox.load(Ordering::Relaxed) != 0
+            || csrr!("sip") & csrr!("sie") != 0
+        {
+            seen = true;
+            break;
+        }
+        core::hint::spin_loop();
+    }
+    cpu.polling.store(false, Ordering::SeqCst);
+    seen || cpu.mailbox.load(Ordering::SeqCst) != 0
+}
+
+/// The idle loop is about to run a thread (lock held): handlers awake here would be left with
+/// nobody polling them, so each sleeps, or, with work waiting, goes to another hart (or stays
+/// for this one to serve between the thread's instructions, through a self-IPI).
+pub fn leaving_idle(cpu: &PerCpu) {
+    let h = cpu.hart;
+    let mut self_mail = false;
+    for p in mine(h) {
+        // SAFETY: listed, hence live.
+        let t = unsafe { &mut *p };
+        if sleep(t, false) {
+            continue;
+        }
+        match pick(t.prio) {
+            Some(o) => {
+                t.asys.run = Some(o);
+                arch::ipi::send(o, Msg::Asys);
+            }
+            None => self_mail = true,
+        }
+    }
+    if self_mail {
+        arch::ipi::send(h, Msg::Asys);
+    }
+}
