@@ -9,6 +9,13 @@ pub const PAGE: usize = 4096;
 /// Where the channel is mapped in the client and in the server.
 pub const CHAN_VA: usize = 0x20_0000_0000;
 
+/// Where the server's syscall buffer is mapped (request ring frame, then reply ring frame),
+/// the rings' capacity (32 items fit a 4 KiB frame) and the vector completions raise on the
+/// server's U-notification (the client's doorbell is vector 1).
+pub const SYSBUF_VA: usize = 0x20_0100_0000;
+pub const SYSBUF_CAP: usize = 32;
+pub const SYSBUF_VECTOR: usize = 2;
+
 /// The client's pool: the part of its VSpace the server maps frames into (CAP pages, one leaf
 /// page table: the root task installs the tables before the client runs). Coroutine i uses
 /// page i. A 1 GiB slot of its own, so no table of the program's is shared with it.
@@ -17,10 +24,14 @@ pub const POOL_PAGES: usize = CAP;
 
 /// Slots of the server's CNode the root task fills besides the given caps: an Untyped of
 /// exactly `FRAMES` frames (the server retypes them itself at start), the client's VSpace
-/// (its root page table, for Page_Map), and where the server puts its frames.
+/// (its root page table, for Page_Map), the server's own TCB and the two frames of its syscall
+/// buffer (for TCB_RegisterSyscallBuffer); and where the server puts its frames.
 pub mod slots {
     pub const UNTYPED: usize = 32;
     pub const CLIENT_VSPACE: usize = 33;
+    pub const OWN_TCB: usize = 34;
+    pub const SYSBUF_REQ: usize = 35;
+    pub const SYSBUF_REP: usize = 36;
     pub const FRAMES: usize = 64;
     /// log2 of the server's CNode size (app.toml's `cnode-bits` must say at least this).
     pub const CNODE_BITS: usize = 10;

@@ -119,7 +119,7 @@ mod rt {
             ("unmap of an unmapped page", req::UNMAP, &[page(3)], status::NOT_MAPPED),
             ("unknown request", 77, &[page(3)], status::BAD_REQUEST),
             ("map without an address", req::MAP, &[], status::BAD_REQUEST),
-            ("async system calls in this build", req::MODE, &[7], status::UNSUPPORTED),
+            ("an unknown mode", req::MODE, &[7], status::BAD_REQUEST),
         ];
         for (what, label, words, want) in cases {
             let r = call(cx, label, words);

@@ -1,6 +1,7 @@
 //! The memory benchmark system's root task: starts the server and the client from their boot
 //! modules (app.toml), wires their channel (shared ring frames, a U-notification each way),
-//! gives the server what it serves with (an Untyped for its frames, the client's VSpace cap)
+//! gives the server what it serves with (an Untyped for its frames, the client's VSpace cap,
+//! its own TCB cap and the frames of its syscall buffer)
 //! and installs the page tables of the client's pool; then answers HELLO, moves the client
 //! between harts when it asks (single- and multi-hart placements in one run), and ends the run
 //! with the client's verdict and the check that its last access, to a page it had unmapped,
@@ -13,7 +14,7 @@ fn main() {}
 #[cfg(target_arch = "riscv64")]
 mod rt {
     use abi::{fault, init_cap as ic, object, uintr as au, MessageInfo};
-    use mem_server::proto::{self, caps, control, slots, CAP, CHAN_VA, FRAMES_BITS, PAGE, POOL_VA};
+    use mem_server::proto::{self, caps, control, slots, CAP, CHAN_VA, FRAMES_BITS, PAGE, POOL_VA, SYSBUF_VA};
     use userlib::chan::{chan_bytes, ChanMem};
     use userlib::invoke::{rights, vm_attr};
     use userlib::process::system::{Member, RootAlloc, System};
@@ -51,7 +52,7 @@ mod rt {
     /// What the server serves with: an Untyped for its frames and the client's VSpace cap in
     /// its CNode, and the pool's page tables (two levels below the client's root table) in
     /// the client's VSpace.
-    fn equip(alloc: &mut RootAlloc, server: &Member, client: &Member) {
+    fn equip(alloc: &mut RootAlloc, server: &Member, client: &Member, sysbuf: usize) {
         let bits = server.record.cnode_bits as usize;
         if bits < slots::CNODE_BITS {
             fail("server cnode-bits below what its frames need", bits);
@@ -61,6 +62,9 @@ mod rt {
         cnode::move_(cn, slots::UNTYPED, bits, ic::CNODE, ut, 64).unwrap_or_else(|e| fail("CNode_Move (Untyped)", e));
         cnode::copy(cn, slots::CLIENT_VSPACE, bits, ic::CNODE, client.process.vspace, 64, rights::ALL)
             .unwrap_or_else(|e| fail("CNode_Copy (client VSpace)", e));
+        for (slot, cap) in [(slots::OWN_TCB, server.process.tcb), (slots::SYSBUF_REQ, sysbuf), (slots::SYSBUF_REP, sysbuf + 1)] {
+            cnode::copy(cn, slot, bits, ic::CNODE, cap, 64, rights::ALL).unwrap_or_else(|e| fail("CNode_Copy (server's TCB, syscall buffer)", e));
+        }
         for _ in 0..2 {
             let pt = alloc.object(object::PAGE_TABLE, 0).unwrap_or_else(|e| fail("pool page table", e));
             vspace::page_table_map(pt, client.process.vspace, POOL_VA, vm_attr::DEFAULT).unwrap_or_else(|e| fail("PageTable_Map (pool)", e));
@@ -80,8 +84,16 @@ mod rt {
         let mem = unsafe { ChanMem::new(va as *mut u8, CAP) }.unwrap_or_else(|e| fail("channel", e));
         mem.init().unwrap_or_else(|e| fail("channel init", e));
         let shared: [Shared; PAGES] = core::array::from_fn(|i| Shared { frame: first + i, va: CHAN_VA + i * PAGE, write: true });
+        // The server's syscall buffer: two frames mapped in its VSpace (their caps go to its
+        // CNode in `equip`).
+        let (_, sysbuf) = alloc.shared_pages(2).unwrap_or_else(|e| fail("syscall buffer frames", e));
+        let server_shared: [Shared; PAGES + 2] = core::array::from_fn(|i| match i.checked_sub(PAGES) {
+            None => shared[i],
+            Some(k) => Shared { frame: sysbuf + k, va: SYSBUF_VA + k * PAGE, write: true },
+        });
         let sys = System::load(bi, &mut alloc, |name| match name {
-            CLIENT | SERVER => &shared[..],
+            CLIENT => &shared[..],
+            SERVER => &server_shared[..],
             _ => &[],
         })
         .unwrap_or_else(|(name, e)| fail(name, e));
@@ -92,7 +104,7 @@ mod rt {
         let server_n = receiver(&sys, &server);
         let to_server = sender(&mut alloc, server_n, 1, client.process.tcb);
         let to_client = sender(&mut alloc, client_n, 1, server.process.tcb);
-        equip(&mut alloc, &server, &client);
+        equip(&mut alloc, &server, &client, sysbuf);
         let control = sys.object_of(&client, 0).unwrap_or_else(|| fail("no control endpoint", CLIENT));
         sys.resume_all().unwrap_or_else(|(name, e)| fail(name, e));
         let harts = bootinfo::harts(bi);

@@ -1,9 +1,9 @@
 //! The memory-allocator server: retypes its frames from the Untyped the root task gave it,
 //! then serves its client's channel. MAP and UNMAP are checked against its bookkeeping
 //! (`mem_server::pool`) and then done with Page_Map / Page_Unmap on its frame caps and the
-//! client's VSpace cap, through the ordinary invocation API: in mode `sync` these are system
-//! calls; in mode `async` the thread registers a syscall buffer and the same calls go
-//! through it (see README.md). One task per request (`chan::Server::serve`), so in async mode
+//! client's VSpace cap, through the invocation API's futures (`userlib::asys::ops`): in mode
+//! `sync` these are system calls; in mode `async` the thread has registered a syscall buffer
+//! and installed its client, and the same calls go through the buffer (see README.md). One task per request (`chan::Server::serve`), so in async mode
 //! many calls can be in the kernel's ring at once.
 #![cfg_attr(target_arch = "riscv64", no_std, no_main)]
 
@@ -15,18 +15,20 @@ mod rt {
     use abi::bootinfo::process::{ProcessInfo, CNODE};
     use abi::{object, MessageInfo};
     use core::cell::UnsafeCell;
-    use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
     use mem_server::pool::{Op, Pool};
-    use mem_server::proto::{self, caps, control, req, slots, status, CAP, CHAN_VA, FRAMES, POOL_PAGES, POOL_VA};
+    use mem_server::proto::{self, caps, control, req, slots, status, CAP, CHAN_VA, FRAMES, POOL_PAGES, POOL_VA, SYSBUF_CAP, SYSBUF_VA, SYSBUF_VECTOR};
     use userlib::chan::{ChanMem, Msg, Server, ThreadPark};
     use userlib::invoke::{rights, vm_attr};
     use userlib::task::Executor;
-    use userlib::{ipc, println, syscall, untyped, vspace};
+    use userlib::asys::{self, ops};
+    use userlib::{ipc, println, syscall, untyped};
 
     userlib::entry!(main);
 
-    /// A task per request: the dispatcher's wrapper around `handle`'s future fits 512 bytes.
-    static EXEC: Executor<{ CAP + 8 }, 512> = Executor::new();
+    /// A task per request: the dispatcher's wrapper around `handle`'s future (~500 bytes with
+    /// an async system call's future inside; the wrapper holds it twice) fits 2 KiB.
+    static EXEC: Executor<{ CAP + 8 }, 2048> = Executor::new();
     static PARK: ThreadPark = ThreadPark::new();
     static SERVER: Server = Server::new();
 
@@ -106,7 +108,7 @@ mod rt {
             Ok(op) => op,
             Err(s) => return reply(s, &[va]),
         };
-        let r = kernel(op);
+        let r = kernel(op).await;
         pool().finish(op, r.is_ok());
         match r {
             Ok(()) => {
@@ -117,28 +119,57 @@ mod rt {
         }
     }
 
-    /// The system call of `op`: the ordinary invocation API (async through the syscall buffer
-    /// when this thread registered one).
-    fn kernel(op: Op) -> userlib::invoke::Result<()> {
+    /// The system call of `op`, through the ordinary API's async form: a system call while
+    /// no async client is installed (mode sync), a request in the syscall buffer otherwise,
+    /// many of them in flight at once (one per task).
+    async fn kernel(op: Op) -> userlib::invoke::Result<()> {
         SYSCALLS.fetch_add(1, Relaxed);
         let frame = slots::FRAMES + op.frame;
         if op.map {
             let va = POOL_VA + op.page * proto::PAGE;
-            vspace::page_map(frame, slots::CLIENT_VSPACE, va, rights::READ_WRITE, vm_attr::EXECUTE_NEVER)
+            ops::page_map(frame, slots::CLIENT_VSPACE, va, rights::READ_WRITE, vm_attr::EXECUTE_NEVER).await
         } else {
-            vspace::page_unmap(frame)
+            ops::page_unmap(frame).await
         }
     }
 
+    /// Our syscall buffer: registered and attached at the first switch to async, then the
+    /// mode is whether the client is installed (the hook routes the calls through it).
+    static ASYS: asys::Client<SYSBUF_CAP> = asys::Client::new();
+    static ASYS_READY: AtomicBool = AtomicBool::new(false);
+
     fn set_mode(mode: u64) -> Msg {
         match mode {
-            proto::MODE_SYNC => {
-                MODE.store(mode as usize, Relaxed);
-                reply(status::OK, &[mode])
+            proto::MODE_SYNC => asys::uninstall(),
+            proto::MODE_ASYNC => {
+                if !ASYS_READY.load(Relaxed) {
+                    let buf = asys::SysBuf {
+                        req_frame: slots::SYSBUF_REQ,
+                        req_vaddr: SYSBUF_VA,
+                        rep_frame: slots::SYSBUF_REP,
+                        rep_vaddr: SYSBUF_VA + proto::PAGE,
+                        capacity: SYSBUF_CAP,
+                    };
+                    if buf.init().is_none() {
+                        return reply(status::UNSUPPORTED, &[mode]);
+                    }
+                    if let Err(e) = buf.register(slots::OWN_TCB, SYSBUF_VECTOR) {
+                        println!("[mem-server] TCB_RegisterSyscallBuffer: {:?}", e);
+                        return reply(status::UNSUPPORTED, &[mode]);
+                    }
+                    if ASYS.attach(&buf, Some(&PARK)).is_none() {
+                        return reply(status::UNSUPPORTED, &[mode]);
+                    }
+                    ASYS_READY.store(true, Relaxed);
+                }
+                if !asys::install(&ASYS) {
+                    return reply(status::UNSUPPORTED, &[mode]);
+                }
             }
-            // Async system calls are not in this kernel yet.
-            _ => reply(status::UNSUPPORTED, &[mode]),
+            _ => return reply(status::BAD_REQUEST, &[mode]),
         }
+        MODE.store(mode as usize, Relaxed);
+        reply(status::OK, &[mode])
     }
 
     #[panic_handler]
