@@ -16,6 +16,7 @@ mod rt {
     use abi::{object, MessageInfo};
     use core::cell::UnsafeCell;
     use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+    use mem_server::gate::Gate;
     use mem_server::pool::{Op, Pool};
     use mem_server::proto::{self, caps, control, req, slots, status, CAP, CHAN_VA, FRAMES, POOL_PAGES, POOL_VA, SYSBUF_CAP, SYSBUF_VA, SYSBUF_VECTOR};
     use userlib::chan::{ChanMem, Msg, Server, ThreadPark};
@@ -124,14 +125,19 @@ mod rt {
     /// many of them in flight at once (one per task).
     async fn kernel(op: Op) -> userlib::invoke::Result<()> {
         SYSCALLS.fetch_add(1, Relaxed);
+        // No more calls in flight than the buffer's table holds (sync calls never wait here).
+        GATE.acquire().await;
         let frame = slots::FRAMES + op.frame;
-        if op.map {
+        let r = if op.map {
             let va = POOL_VA + op.page * proto::PAGE;
             ops::page_map(frame, slots::CLIENT_VSPACE, va, rights::READ_WRITE, vm_attr::EXECUTE_NEVER).await
         } else {
             ops::page_unmap(frame).await
-        }
+        };
+        GATE.release();
+        r
     }
+    static GATE: Gate<{ CAP + 8 }> = Gate::new(SYSBUF_CAP as u64);
 
     /// Our syscall buffer: registered and attached at the first switch to async, then the
     /// mode is whether the client is installed (the hook routes the calls through it).
