@@ -236,6 +236,10 @@ pub fn set_affinity(t: &mut Tcb, hart: usize) {
 pub fn shootdown(asid: Option<u16>) {
     TLB_GEN.fetch_add(1, Ordering::AcqRel);
     stats::count(stat::SHOOTDOWNS);
+    // An async-syscall batch flushes once, at its end, before its replies are seen.
+    if crate::asyscall::tlb::defer(asid) {
+        return;
+    }
     kick_others(|h| asid.is_none_or(|a| percpu::of(h).active_asid.load(Ordering::Relaxed) == a as usize));
 }
 

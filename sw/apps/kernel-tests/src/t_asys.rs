@@ -520,6 +520,7 @@ pub fn many_in_flight(env: &mut Env) -> TResult {
         FAILURES.store(0, SeqCst);
         ensure!(asys::install(c), "install again");
         let entries0 = syscall::debug_thread_entries(ROOT_TCB).unwrap_or(0);
+        let all0 = stat(stat::KERNEL_ENTRIES);
         let (done0, wakes0) = (c.completed.load(SeqCst), c.wakes.load(SeqCst));
         let t0 = wall_cycles();
         {
@@ -559,13 +560,14 @@ pub fn many_in_flight(env: &mut Env) -> TResult {
         }
         let async_cycles = wall_cycles() - t0;
         let entries = syscall::debug_thread_entries(ROOT_TCB).unwrap_or(0) - entries0;
+        let all = stat(stat::KERNEL_ENTRIES) - all0;
         let calls = c.completed.load(SeqCst) - done0;
         ensure_eq!(FAILURES.load(SeqCst), 0, "failed map/unmap/touch");
         ensure_eq!(calls, 2 * TASKS * ROUNDS, "calls completed through the ring");
         ensure_eq!(c.in_flight(), 0, "calls left in the table");
         let pairs = TASKS * ROUNDS;
         print!(
-            "[{} pairs: sync {} cycles/pair, async {} cycles/pair (x{}.{:02}), {} root kernel entries ({} wakes) for {} async calls] ",
+            "[{} pairs: sync {} cycles/pair, async {} cycles/pair (x{}.{:02}), {} root kernel entries ({} wakes), {} on all harts, for {} async calls] ",
             pairs,
             sync_cycles / pairs,
             async_cycles / pairs,
@@ -573,6 +575,7 @@ pub fn many_in_flight(env: &mut Env) -> TResult {
             async_cycles * 100 / sync_cycles.max(1) % 100,
             entries,
             c.wakes.load(SeqCst) - wakes0,
+            all,
             calls
         );
         Ok(())

@@ -162,57 +162,88 @@ pub fn ready(t: &mut Tcb) -> Result<bool, ()> {
     next_request(t).map(|r| r.is_some())
 }
 
+/// Replies held back per part of a batch, until its TLB shootdown is done (`tlb.rs`).
+const CHUNK: usize = 16;
+
 /// Run up to `max` of `t`'s requests (kernel lock held), within this entry's preemption
 /// budget (a unit each). Returns how many ran and why it stopped.
 pub fn drain(t: &mut Tcb, max: usize) -> (usize, Drained) {
     let mut done = 0;
-    while done < max {
-        if !frames_alive(t) {
-            return (done, close(t, false));
+    loop {
+        let (n, why) = drain_chunk(t, (max - done).min(CHUNK));
+        done += n;
+        // charge(0): whether budget is left.
+        if why != Drained::More || done >= max || !crate::preempt::charge(0) {
+            return (done, why);
         }
-        match t.asys.rep.as_mut().map(|r| r.free()) {
-            Some(Ok(0)) => return (done, Drained::Blocked),
-            Some(Ok(_)) => {}
-            _ => return (done, close(t, true)),
+    }
+}
+
+/// Up to `max` (<= CHUNK) requests; their replies are published after the part's shootdown.
+fn drain_chunk(t: &mut Tcb, max: usize) -> (usize, Drained) {
+    let mut held = [Item::default(); CHUNK];
+    let mut n = 0;
+    let mut signal = false;
+    super::tlb::begin();
+    let why = loop {
+        if n == max {
+            break Drained::More;
+        }
+        if !frames_alive(t) {
+            break close(t, false);
+        }
+        match t.asys.rep.as_mut().map(|r| r.free_now()) {
+            Some(Ok(free)) if free > n => {}
+            Some(Ok(_)) => break if n == 0 { Drained::Blocked } else { Drained::More },
+            _ => break close(t, true),
         }
         let (first, args, items) = match next_request(t) {
             Ok(Some(r)) => r,
-            Ok(None) => return (done, Drained::Empty),
-            Err(()) => return (done, close(t, true)),
+            Ok(None) => break Drained::Empty,
+            Err(()) => break close(t, true),
         };
         let outcome = match args {
             Ok((a, len)) => run(t, first.label, &a[..len]),
             Err(e) => error(e),
         };
-        let Outcome::Done(code, words, n) = outcome else {
+        let Outcome::Done(code, words, len) = outcome else {
             stats::count(stat::PREEMPTIONS);
-            return (done, Drained::More);
+            break Drained::More;
         };
         // The invocation may have taken the buffer away (its frames revoked, the thread
         // deleted): then nothing more is written.
         if !frames_alive(t) {
-            return (done, close(t, false));
+            break close(t, false);
+        }
+        match t.asys.req.as_mut().map(|r| r.skip(items)) {
+            Some(Ok(Notify::Signal)) => signal = true,
+            Some(Ok(Notify::Quiet)) => {}
+            _ => break close(t, true),
         }
         let mut payload = [0u64; PAYLOAD_WORDS];
         for (d, s) in payload.iter_mut().zip(words) {
             *d = s as u64;
         }
-        let reply = Item { id: first.id, label: code, len: n as u32, payload };
-        let pushed = t.asys.rep.as_mut().map(|r| r.push(&reply));
-        let skipped = t.asys.req.as_mut().map(|r| r.skip(items));
-        match (pushed, skipped) {
-            (Some(Ok(a)), Some(Ok(b))) => {
-                if a == Notify::Signal || b == Notify::Signal {
-                    notify(t);
-                }
-            }
-            _ => return (done, close(t, true)),
-        }
+        held[n] = Item { id: first.id, label: code, len: len as u32, payload };
+        n += 1;
         stats::count(stat::ASYS_REQUESTS);
-        done += 1;
         if !crate::preempt::charge(1) {
-            return (done, Drained::More);
+            break Drained::More;
+        }
+    };
+    // Whatever happened, translations the part removed go before anything else is seen.
+    super::tlb::finish();
+    if why != Drained::Closed {
+        for r in &held[..n] {
+            match t.asys.rep.as_mut().map(|p| p.push(r)) {
+                Some(Ok(Notify::Signal)) => signal = true,
+                Some(Ok(Notify::Quiet)) => {}
+                _ => return (n, close(t, true)),
+            }
+        }
+        if signal {
+            notify(t);
         }
     }
-    (done, Drained::More)
+    (n, why)
 }

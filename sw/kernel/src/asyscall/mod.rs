@@ -12,6 +12,7 @@
 //! | `mod.rs` | the per-thread handler state, registration, the list of registered handlers, teardown |
 //! | `mrs.rs` | message registers of the request being run, in place of the thread's registers |
 //! | `exec.rs` | taking, validating and running requests, pushing replies and completion signals |
+//! | `tlb.rs` | one TLB shootdown per batch, through SBI remote fences, before its replies are seen |
 //! | `wake.rs` | WakeSyscallHandler, per-hart execution priority, serving on other harts, polling |
 //!
 //! The kernel keeps its own copies of the frame caps (TCB slots `ASYS_REQ`, `ASYS_REP`), as it
@@ -20,6 +21,7 @@
 //! gone, so it never writes memory the thread no longer owns.
 pub mod exec;
 pub mod mrs;
+pub mod tlb;
 pub mod wake;
 
 use crate::ipc::Msg;

@@ -24,8 +24,8 @@ use platform::image::MAX_HARTS;
 
 /// How long an idle hart polls its handlers' empty rings before it sleeps them.
 const POLL_CYCLES: u64 = 40_000;
-/// Handlers one hart looks after at once (more are left to other harts or to the wake path).
-const MAX_SERVED: usize = 16;
+/// Handlers one hart looks after at once (more wait for a later turn or another hart).
+const MAX_SERVED: usize = 64;
 
 fn this_hart() -> usize {
     percpu::this().hart
@@ -146,12 +146,15 @@ fn wake(me: &mut Tcb) -> (usize, usize) {
     (0, ran)
 }
 
-/// Handlers this hart serves, as pointers (the list may change while we run requests).
+/// Handlers this hart serves, as pointers (the list may change while we run requests). An
+/// idle hart also takes over handlers given to a busy hart that has not served them yet.
 fn mine(h: usize) -> heapless::Vec<*mut Tcb, MAX_SERVED> {
+    let idle = sched::current_of(h).is_null();
     let mut v = heapless::Vec::new();
     super::for_each(|t| {
-        if t.asys.run == Some(h) {
-            let _ = v.push(t as *mut Tcb);
+        let adopt = idle && t.asys.run.is_some_and(|x| x != h && !sched::current_of(x).is_null());
+        if (t.asys.run == Some(h) || adopt) && v.push(t as *mut Tcb).is_ok() {
+            t.asys.run = Some(h);
         }
     });
     v

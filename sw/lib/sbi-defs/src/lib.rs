@@ -165,6 +165,18 @@ pub mod call {
     pub fn send_ipi(mask: HartMask) -> SbiRet {
         ecall(eid::IPI, ipi::SEND_IPI, [mask.mask, mask.base, 0])
     }
+    /// RFENCE remote_sfence_vma over the whole address space (size = -1): the harts in `mask`
+    /// flush their TLBs in M-mode; returns once they have.
+    pub fn remote_sfence_vma_all(mask: HartMask) -> SbiRet {
+        let (error, value): (isize, usize);
+        // SAFETY: the SBI calling convention clobbers only a0/a1.
+        unsafe {
+            core::arch::asm!("ecall",
+                inlateout("a0") mask.mask => error, inlateout("a1") mask.base => value,
+                in("a2") 0usize, in("a3") usize::MAX, in("a6") rfence::REMOTE_SFENCE_VMA, in("a7") eid::RFENCE, options(nostack));
+        }
+        SbiRet { error, value }
+    }
     pub fn hart_start(hart: usize, start_addr: usize, opaque: usize) -> SbiRet {
         ecall(eid::HSM, hsm::HART_START, [hart, start_addr, opaque])
     }

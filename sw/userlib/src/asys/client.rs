@@ -265,7 +265,8 @@ impl<const N: usize> Submit for Client<N> {
                             Some(w) => *w = Some(cx.waker().clone()),
                             None => cx.waker().wake_by_ref(),
                         },
-                        None => self.doorbell(Notify::Signal),
+                        // A blocking caller spins (and wakes the handler now and then).
+                        None => {}
                     }
                     return Step::Pending;
                 };

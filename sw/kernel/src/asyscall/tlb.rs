@@ -1,0 +1,78 @@
+//! TLB shootdowns of a batch of async requests, done once at its end. An unmap on the sync
+//! path kicks every other hart using that address space out of user mode (an IPI, a kernel
+//! entry, the lock); a handler that unmaps a page of a client running on another hart would
+//! do that to the client on every unmap. Instead, while a batch runs, `sched::shootdown` only
+//! bumps the TLB generation (harts in the kernel flush before they return to user mode) and
+//! notes the address space here; at the end of the batch, before any of its replies is
+//! published, the harts running those address spaces in user mode flush their TLBs through
+//! SBI's remote sfence.vma (an M-mode interrupt there, not a kernel entry), which returns once
+//! they have. So no completion is seen before the translations it removed are gone.
+use crate::kcell::KCell;
+use crate::percpu;
+use core::sync::atomic::Ordering;
+use platform::image::MAX_HARTS;
+
+#[derive(Clone, Copy)]
+struct Pending {
+    /// A batch is running on this hart.
+    batching: bool,
+    /// Address spaces unmapped from (`ALL` = any).
+    asids: [u16; 8],
+    n: usize,
+    all: bool,
+}
+
+const IDLE: Pending = Pending { batching: false, asids: [0; 8], n: 0, all: false };
+static PENDING: KCell<[Pending; MAX_HARTS]> = KCell::new([IDLE; MAX_HARTS]);
+
+fn mine() -> &'static mut Pending {
+    // SAFETY: each hart its own entry, under the kernel lock.
+    unsafe { &mut PENDING.get()[percpu::this().hart] }
+}
+
+pub fn begin() {
+    *mine() = Pending { batching: true, ..IDLE };
+}
+
+/// `sched::shootdown` during a batch: noted (true), or not batching (false: kick as usual).
+pub fn defer(asid: Option<u16>) -> bool {
+    let p = mine();
+    if !p.batching {
+        return false;
+    }
+    match asid {
+        Some(a) if p.all || p.asids[..p.n].contains(&a) => {}
+        Some(a) if p.n < p.asids.len() => {
+            p.asids[p.n] = a;
+            p.n += 1;
+        }
+        _ => p.all = true,
+    }
+    true
+}
+
+/// End of a batch (or of a part of one whose replies are about to be published).
+pub fn finish() {
+    let p = core::mem::replace(mine(), IDLE);
+    if !p.batching || (p.n == 0 && !p.all) {
+        return;
+    }
+    let me = percpu::this().hart;
+    let mut mask = 0usize;
+    for h in (0..MAX_HARTS).filter(|&h| h != me) {
+        let cpu = percpu::of(h);
+        // in_user first: its Release store follows the active_asid store in `sched::run`.
+        let in_user = cpu.in_user.load(Ordering::Acquire);
+        let asid = cpu.active_asid.load(Ordering::Relaxed);
+        if in_user && (p.all || p.asids[..p.n].iter().any(|&a| a as usize == asid)) {
+            mask |= 1 << h;
+        }
+    }
+    if mask != 0 {
+        let r = sbi_defs::call::remote_sfence_vma_all(sbi_defs::HartMask { mask, base: 0 });
+        if !r.is_ok() {
+            // No RFENCE: kick them as the sync path does.
+            crate::sched::kick_others(|h| mask & (1 << h) != 0);
+        }
+    }
+}
