@@ -4,11 +4,13 @@
 //! is released, pending interrupts are taken and other harts get their turn before the work
 //! goes on. What is charged: a unit per capability a Revoke or a Delete deletes (the last cap
 //! of a CNode or TCB has what the object holds deleted first, depth first,
-//! `object::prepare_delete`), a unit per 64 slots looked at, a unit per 4 KiB a Retype zeroes.
+//! `object::prepare_delete`), a unit per 64 slots looked at, a unit per 4 KiB a Retype zeroes,
+//! a unit per thread restarted when the last cap of the endpoint or notification it waits on
+//! goes; TCB Configure/SetSpace empty an old CSpace root that is a CNode's last cap the same
+//! way before replacing it.
 //!
 //! Not yet bounded this way: the finalisation of an empty CNode (a scan of its slots: about
-//! 2^radix loads, which the Untyped's size bounds), the caps TCB Configure/SetSpace replace,
-//! and waking every thread queued on an endpoint or notification that goes.
+//! 2^radix loads, which the Untyped's size bounds).
 use crate::kcell::KCell;
 use platform::image::MAX_HARTS;
 

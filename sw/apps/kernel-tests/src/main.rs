@@ -166,6 +166,8 @@ mod rt {
         ("preempt_long_retype", crate::t_preempt::long_retype),
         ("preempt_long_revoke", crate::t_preempt::long_revoke),
         ("preempt_big_cnode_delete", crate::t_preempt::big_cnode_delete),
+        ("preempt_endpoint_waiters_delete", crate::t_preempt::endpoint_waiters_delete),
+        ("preempt_set_space_big_cnode", crate::t_preempt::set_space_big_cnode),
         ("leak_create_destroy_every_kind", crate::t_leak::create_destroy_every_kind),
         ("fuzz_invocations", crate::t_fuzz::fuzz),
         ("fastpath_call_replyrecv", crate::t_bench::fastpath),

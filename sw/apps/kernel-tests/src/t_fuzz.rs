@@ -228,6 +228,10 @@ extern "C" fn main_thread(_: usize) -> ! {
             sset(S_STEPS, i);
         });
         sset(S_STEPS, i + 1);
+        // Long runs (`make fuzz COUNT=...`) show how far they got, even if stopped early.
+        if (i + 1) % 100_000 == 0 {
+            println!("[ktest] fuzz: {} main steps + {} worker steps so far (seed {})", i + 1, sget(S_WSTEPS), seed());
+        }
         match syscall::debug_check_invariants(F_DEBUG) {
             Some((0, _, _)) => {}
             Some((n, _, _)) => {

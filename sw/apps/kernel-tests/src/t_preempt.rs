@@ -172,3 +172,105 @@ pub fn big_cnode_delete(env: &mut Env) -> TResult {
     ensure_eq!(syscall::debug_stat(stat::OBJECT_BYTES), bytes0, "object bytes after deleting everything");
     check_invariants()
 }
+
+/// TCB SetSpace replacing a CSpace root that is the last cap to a CNode full of caps: the
+/// old CNode is emptied over restarted calls before the new root goes in.
+pub fn set_space_big_cnode(env: &mut Env) -> TResult {
+    let bytes0 = syscall::debug_stat(stat::OBJECT_BYTES);
+    let ut = env.alloc(o::UNTYPED, 20)?.cptr;
+    let tmp = env.slots(3)?;
+    let (old, new, t) = (tmp, tmp + 1, tmp + 2);
+    ok!(untyped::retype(ut, o::CNODE, 11, CNODE, 0, 0, old, 1));
+    ok!(untyped::retype(ut, o::CNODE, 4, CNODE, 0, 0, new, 1));
+    ok!(untyped::retype(ut, o::TCB, 0, CNODE, 0, 0, t, 1));
+    let ep = env.alloc_cap(o::ENDPOINT)?;
+    for i in 0..1500 {
+        ok!(cnode::mint(old, i, 11, CNODE, ep, ROOT_DEPTH, rights::ALL, i + 1));
+    }
+    ok!(userlib::tcb::set_space(t, 0, old, 0, VSPACE, 0));
+    // Now the TCB's CSpace slot holds the old CNode's last cap.
+    ok!(cnode::delete(CNODE, old, ROOT_DEPTH));
+    let p0 = preemptions();
+    ok!(userlib::tcb::set_space(t, 0, new, 0, VSPACE, 0));
+    let restarts = preemptions() - p0;
+    ensure!(restarts >= 1500 / 64, "SetSpace over the last cap of a CNode holding 1500 caps was preempted {} times", restarts);
+    ok!(cnode::delete(CNODE, t, ROOT_DEPTH));
+    ok!(cnode::delete(CNODE, new, ROOT_DEPTH));
+    // Nothing of it is left: the Untyped has no children, so it starts over from its base.
+    let s = env.slot()?;
+    ok!(untyped::retype(ut, o::CNODE, 13, CNODE, 0, 0, s, 1));
+    ok!(cnode::delete(CNODE, s, ROOT_DEPTH));
+    ok!(cnode::delete(CNODE, ep, ROOT_DEPTH));
+    ensure_eq!(syscall::debug_stat(stat::OBJECT_BYTES), bytes0, "object bytes after deleting everything");
+    check_invariants()
+}
+
+// A thread that sends on the endpoint cap in s0 and, if that Send ever returns (a Send on an
+// empty slot is dropped, as in seL4), raises an unknown-syscall fault: no stack, no IPC
+// buffer, so a test can queue many of them cheaply and see each one come back.
+core::arch::global_asm!(
+    ".globl kt_ep_sender",
+    "kt_ep_sender:",
+    "   mv a0, s0",
+    "   li a1, 0",
+    "   li a7, {send}",
+    "   ecall",
+    "   li a7, -100",
+    ".globl kt_ep_sender_fault",
+    "kt_ep_sender_fault:",
+    "   ecall",
+    "   j kt_ep_sender",
+    send = const abi::syscall::SEND,
+);
+
+extern "C" {
+    fn kt_ep_sender();
+    fn kt_ep_sender_fault();
+}
+
+/// More threads queued on an endpoint than one kernel entry's budget restarts: deleting its
+/// last cap is preempted and restarted, and every sender's Send is restarted and finds its
+/// cap gone (it then faults on purpose, so its fault endpoint counts it).
+pub fn endpoint_waiters_delete(env: &mut Env) -> TResult {
+    const SENDERS: usize = 100;
+    let ep = env.alloc_cap(o::ENDPOINT)?;
+    let (fault_ep, fault_badged) = crate::t_fault::fault_ep(env)?;
+    let mut tcbs = [0usize; SENDERS];
+    for t in tcbs.iter_mut() {
+        *t = env.alloc_cap(o::TCB)?;
+        ok!(userlib::tcb::configure(*t, fault_badged, CNODE, 0, VSPACE, 0, 0, 0));
+        // At the root's priority on its hart: they run (and block in their Send) when it yields.
+        ok!(userlib::tcb::set_sched_params(*t, crate::env::ROOT_TCB, 255, 255));
+        ok!(userlib::tcb::set_affinity(*t, env.bi.node_id));
+        let mut ctx = userlib::tcb::UserContext::default();
+        ctx.regs[userlib::tcb::UserContext::PC] = kt_ep_sender as *const () as usize;
+        ctx.regs[userlib::tcb::UserContext::S0] = ep;
+        ok!(userlib::tcb::write_registers(*t, false, 0, abi::regs::COUNT, &ctx));
+        ok!(userlib::tcb::resume(*t));
+    }
+    syscall::yield_now();
+    let p0 = preemptions();
+    ok!(cnode::delete(CNODE, ep, ROOT_DEPTH));
+    let restarts = preemptions() - p0;
+    ensure!(restarts >= SENDERS / 64, "deleting an endpoint with {} senders queued was preempted {} times (budget 64 per entry)", SENDERS, restarts);
+    // Each sender runs again, its Send on the empty slot is dropped and it faults; the faults
+    // queue on the fault endpoint.
+    syscall::yield_now();
+    let mut faults = 0;
+    for _ in 0..SENDERS + 10 {
+        let (badge, info, mrs) = syscall::nb_recv(fault_ep);
+        if info.label == 0 && badge == 0 {
+            break;
+        }
+        ensure_eq!(info.label, abi::fault::UNKNOWN_SYSCALL, "fault label of a restarted sender");
+        ensure_eq!(mrs[0], kt_ep_sender_fault as *const () as usize, "fault pc (after the sender's Send returned)");
+        faults += 1;
+    }
+    ensure_eq!(faults, SENDERS, "senders whose Send came back");
+    for t in tcbs {
+        ok!(cnode::delete(CNODE, t, ROOT_DEPTH));
+    }
+    ok!(cnode::delete(CNODE, fault_badged, ROOT_DEPTH));
+    ok!(cnode::delete(CNODE, fault_ep, ROOT_DEPTH));
+    check_invariants()
+}

@@ -158,15 +158,26 @@ pub fn receive(me: &mut Tcb, ep_pa: u64, blocking: bool, can_grant: bool) {
 }
 
 /// The endpoint's last cap is gone: everyone waiting on it restarts its system call (and will
-/// then find its cap invalid).
+/// then find its cap invalid). `prepare_delete` has restarted them already, a budget unit
+/// each; whoever queued since is only whoever reaches the deleted slot itself.
 pub fn destroy(pa: u64) {
+    let _ = restart_waiters(pa, false);
+}
+
+/// Restart the threads queued on the endpoint; with `budgeted`, a unit of the preemption
+/// budget each, `Preempted` when it runs out (the rest stay queued).
+pub fn restart_waiters(pa: u64, budgeted: bool) -> Result<(), caps::Error> {
     let ep = at::<Endpoint>(pa);
     while !ep.head.is_null() {
         let t = pop(ep);
         t.blocked_on = 0;
         t.state = State::Inactive;
         tcb::restart(t);
+        if budgeted && !crate::preempt::charge(1) {
+            return Err(caps::Error::Preempted);
+        }
     }
+    Ok(())
 }
 
 /// CNode_CancelBadgedSends: senders with `badge` restart their send.

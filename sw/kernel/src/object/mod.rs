@@ -150,16 +150,19 @@ pub fn revoke_slot(slot: SlotRef) -> Result<(), caps::Error> {
     }
 }
 
-/// Before the cap in `slot` goes: if it is the last cap to an object that holds caps (a CNode,
-/// a TCB), empty that object first, depth first through the objects in it that would go with
+/// Before the cap in `slot` goes: if it is the last cap to an endpoint or notification, restart
+/// its waiters; if to an object that holds caps (a CNode, a TCB), empty that object first, depth first through the objects in it that would go with
 /// it, a unit of budget per deletion and per 64 slots looked at. `Preempted` when the budget
 /// ran out: the cap is still there and what was emptied stays empty, so the restarted call
 /// carries on. Afterwards deleting the cap finalises an empty object (what `finalise` does
 /// with a non-empty one is unbounded, but only a cap that skipped this step gets there).
 pub fn prepare_delete(slot: SlotRef) -> Result<(), caps::Error> {
     let top = cap_at(slot);
-    if !holds_caps(&top) || !caps::cdt::is_final(&KSlots, slot) {
+    if !caps::cdt::is_final(&KSlots, slot) {
         return Ok(());
+    }
+    if !holds_caps(&top) {
+        return restart_waiters(&top);
     }
     // `obj` is where we look; it starts at the top again after each object it emptied. The
     // cap being deleted may itself live in the object it names (a CNode holding its own last
@@ -175,12 +178,25 @@ pub fn prepare_delete(slot: SlotRef) -> Result<(), caps::Error> {
                     obj = c;
                     continue;
                 }
+                if caps::cdt::is_final(&KSlots, s) {
+                    restart_waiters(&c)?;
+                }
                 delete_slot(s);
                 if !crate::preempt::charge(1) {
                     return Err(caps::Error::Preempted);
                 }
             }
         }
+    }
+}
+
+/// The last cap of an endpoint or notification is about to go: its queued threads restart
+/// first, a unit of budget each (any number of threads can wait on one).
+fn restart_waiters(last: &Cap) -> Result<(), caps::Error> {
+    match *last {
+        Cap::Endpoint { obj, .. } => endpoint::restart_waiters(obj, true),
+        Cap::Notification { obj, .. } => notification::restart_waiters(obj, true),
+        _ => Ok(()),
     }
 }
 

@@ -155,15 +155,25 @@ pub fn destroy(pa: u64) {
     let n = at::<Notification>(pa);
     unbind(n);
     super::irq::forget_notification(pa);
+    let _ = restart_waiters(pa, false);
+}
+
+/// Restart the threads waiting on the notification; with `budgeted`, a unit of the preemption
+/// budget each, `Preempted` when it runs out (as `endpoint::restart_waiters`).
+pub fn restart_waiters(pa: u64, budgeted: bool) -> Result<(), caps::Error> {
+    let n = at::<Notification>(pa);
     while !n.head.is_null() {
         // SAFETY: non-empty queue of live TCBs.
         let t = unsafe { &mut *n.head };
-        unlink(&mut n.head, &mut n.tail, t);
-        t.blocked_on = 0;
+        remove_waiter(t);
         t.state = State::Inactive;
         tcb::restart(t);
+        if budgeted && !crate::preempt::charge(1) {
+            return Err(caps::Error::Preempted);
+        }
     }
     n.state = NtfnState::Idle;
+    Ok(())
 }
 
 /// A notification a thread may Wait on: not bound to another thread.

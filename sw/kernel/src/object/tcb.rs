@@ -388,6 +388,9 @@ pub fn invoke(me: &mut Tcb, target: u64, m: &Msg) -> InvResult {
         }
         label::TCB_CONFIGURE => {
             m.need(4, 3)?;
+            // The old CSpace root may be the last cap to a big CNode: empty it preemptibly
+            // before anything changes, so a restarted call finds everything as it was.
+            super::prepare_delete(t.slot(CTABLE))?;
             let (fault_ep, cdata, _vdata, buffer) = (m.mr(me, 0), m.mr(me, 1), m.mr(me, 2), m.mr(me, 3));
             let cspace = cspace_arg(m.caps[0].0, cdata).map_err(|_| Error::InvalidCapability(1))?;
             let vspace = vspace_arg(m.caps[1].0).map_err(|_| Error::InvalidCapability(2))?;
@@ -432,6 +435,9 @@ pub fn invoke(me: &mut Tcb, target: u64, m: &Msg) -> InvResult {
         }
         label::TCB_SET_SPACE => {
             m.need(3, 2)?;
+            // The old CSpace root may be the last cap to a big CNode: empty it preemptibly
+            // before anything changes, so a restarted call finds everything as it was.
+            super::prepare_delete(t.slot(CTABLE))?;
             let (fault_ep, cdata) = (m.mr(me, 0), m.mr(me, 1));
             let cspace = cspace_arg(m.caps[0].0, cdata).map_err(|_| Error::InvalidCapability(1))?;
             let vspace = vspace_arg(m.caps[1].0).map_err(|_| Error::InvalidCapability(2))?;
