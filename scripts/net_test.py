@@ -54,8 +54,9 @@ def free_port(kind=socket.SOCK_STREAM):
 
 
 class Qemu:
-    def __init__(self, image, guest_port, log_path, inject=True):
-        """`inject`: also a dgram netdev on the NIC's hub, for raw frames (`frame`)."""
+    def __init__(self, image, guest_port, log_path, inject=True, extra=()):
+        """`inject`: also a dgram netdev on the NIC's hub, for raw frames (`frame`); `extra`: more
+        QEMU arguments."""
         self.host_port = free_port()
         self.qemu_dgram = free_port(socket.SOCK_DGRAM)
         self.inject = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -73,7 +74,7 @@ class Qemu:
             ]
         else:
             net = user + ["-device", "virtio-net-device,netdev=n0,event_idx=off"]
-        args = [os.path.join(ROOT, "scripts", "qemu.sh"), image] + net
+        args = [os.path.join(ROOT, "scripts", "qemu.sh"), image] + net + list(extra)
         self.log_path = log_path
         self.log = open(log_path, "wb")
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,

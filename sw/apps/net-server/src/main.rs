@@ -35,6 +35,7 @@ mod rt {
     use core::sync::atomic::{AtomicUsize, Ordering};
     use netproto::{variant, NetConfig, CHAN_CAPACITY, CHAN_VADDR, CONFIG_VADDR, DATA_VADDR, DMA_VADDR, MMIO_VADDR, NET_MAGIC, SYNC_PENDING};
     use userlib::chan::{ChanMem, Server, ThreadPark};
+    use userlib::task::timer::{KernelClock, Timers};
     use userlib::task::Executor;
     use userlib::{println, syscall};
 
@@ -44,6 +45,11 @@ mod rt {
     static EXEC: Executor<{ CHAN_CAPACITY + 8 }, 512> = Executor::new();
     static PARK: ThreadPark = ThreadPark::new();
     static SYNC_PARK: sync_ipc::SyncPark = sync_ipc::SyncPark::new();
+    /// The poller's timer (smoltcp's next deadline): the thread's kernel deadline raises this
+    /// vector on its U-notification (1 is the TCP server's doorbell, 2 the NIC).
+    const TIMER_VECTOR: usize = 3;
+    static TIMERS: Timers = Timers::new();
+    static CLOCK: KernelClock = KernelClock::new(TIMER_VECTOR);
     static SERVER: Server = Server::new();
     static NIC_EVENTS: poller::NicEvents = poller::NicEvents { park: &PARK };
 
@@ -80,6 +86,11 @@ mod rt {
         /// smoltcp's clock: microseconds of the timer.
         pub fn now() -> smoltcp::time::Instant {
             smoltcp::time::Instant::from_micros((ticks() / TICKS_PER_US.load(Ordering::Relaxed) as u64) as i64)
+        }
+
+        /// The timer tick at which smoltcp's clock reads `t` (or just after).
+        pub fn ticks_at(t: smoltcp::time::Instant) -> u64 {
+            (t.total_micros().max(0) as u64).saturating_add(1).saturating_mul(TICKS_PER_US.load(Ordering::Relaxed) as u64)
         }
     }
 
@@ -143,7 +154,8 @@ mod rt {
         if !PARK.register(&NIC_EVENTS) {
             fail("park hook full");
         }
-        let Some(rt) = EXEC.claim(&PARK) else { fail("executor claimed twice") };
+        let Some(timers) = TIMERS.claim(&PARK, &CLOCK) else { fail("timers claimed twice") };
+        let Some(rt) = EXEC.claim(&TIMERS) else { fail("executor claimed twice") };
         // SAFETY: the root task maps the channel (initialised by it) here, in both processes.
         let mem = match unsafe { ChanMem::new(CHAN_VADDR as *mut u8, CHAN_CAPACITY) } {
             Ok(m) => m,
@@ -152,15 +164,16 @@ mod rt {
         if SERVER.attach(mem, cfg.to_client as usize, &PARK).is_err() {
             fail("channel attach");
         }
-        if rt.spawn(1, poller::run()).map(|h| h.detach()).is_err() {
+        if rt.spawn(1, poller::run(Some(timers))).map(|h| h.detach()).is_err() {
             fail("poller task");
         }
         let why = rt.block_on(SERVER.serve(rt, 10, service::handle));
         println!(
-            "[net-server] client channel ended: {:?} ({} replies, {} polls, {} interrupts)",
+            "[net-server] client channel ended: {:?} ({} replies, {} polls, {} on smoltcp's deadline, {} interrupts)",
             why,
             SERVER.replies.load(Ordering::Relaxed),
             poller::POLLS.load(Ordering::Relaxed),
+            poller::TIMED.load(Ordering::Relaxed),
             poller::IRQS.load(Ordering::Relaxed)
         );
         // Keep the NIC going for nobody: nothing else to do.
@@ -174,7 +187,7 @@ mod rt {
     fn serve_sync(cfg: &NetConfig) -> ! {
         sync_ipc::setup(cfg.endpoint_slot as usize, cfg.reply_slots as usize);
         let Some(rt) = EXEC.claim(&SYNC_PARK) else { fail("executor claimed twice") };
-        if rt.spawn(1, poller::run()).map(|h| h.detach()).is_err() {
+        if rt.spawn(1, poller::run(None)).map(|h| h.detach()).is_err() {
             fail("poller task");
         }
         println!("[net-server] sync variant: socket calls on endpoint slot {}", cfg.endpoint_slot);

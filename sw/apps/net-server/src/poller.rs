@@ -1,14 +1,19 @@
 //! The poller: the task that runs smoltcp. It polls the interface (frames in, frames out,
-//! socket state) whenever the NIC has received something, its interrupt came, or a request
-//! handler changed a socket (`kick`), then updates the sockets' uses; between those it sleeps.
+//! socket state) whenever the NIC has received something, its interrupt came, a request
+//! handler changed a socket (`kick`), or smoltcp's next deadline passed (`Interface::poll_at`:
+//! a retransmission, TIME_WAIT's end, a half-open connection's limit), then updates the
+//! sockets' uses; between those it sleeps. The deadline is a timer of the runtime's wheel
+//! (`userlib::task::timer`), i.e. the thread's kernel deadline: no spinning, no tick. The sync
+//! variant has no timers (its thread receives no U-notification): it polls on events only.
 //! [`NicEvents`] is the thread park hook's view of the NIC: it wakes the poller when the
 //! receive ring has frames or the NIC's vector arrived.
 use crate::local::Local;
 use crate::{clock, nic, stack};
-use core::future::poll_fn;
+use core::future::{poll_fn, Future};
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use core::task::{Poll, Waker};
 use userlib::chan::{Endpoint, ThreadPark};
+use userlib::task::timer::TimerHandle;
 
 static KICK: AtomicBool = AtomicBool::new(false);
 static IRQ_SEEN: AtomicBool = AtomicBool::new(false);
@@ -19,6 +24,8 @@ static IRQ_SLOT: AtomicUsize = AtomicUsize::new(0);
 /// Polls of the interface and interrupts acknowledged (for the exit report).
 pub static POLLS: AtomicUsize = AtomicUsize::new(0);
 pub static IRQS: AtomicUsize = AtomicUsize::new(0);
+/// Polls started by smoltcp's deadline rather than an event.
+pub static TIMED: AtomicUsize = AtomicUsize::new(0);
 
 pub fn setup(irq_bit: u64, irq_slot: usize) {
     IRQ_BIT.store(irq_bit, Ordering::Relaxed);
@@ -58,7 +65,7 @@ fn ready() -> bool {
     KICK.load(Ordering::Relaxed) || IRQ_SEEN.load(Ordering::Relaxed) || nic().has_work()
 }
 
-pub async fn run() {
+pub async fn run(timers: Option<TimerHandle>) {
     let nic = nic();
     loop {
         if IRQ_SEEN.swap(false, Ordering::Relaxed) {
@@ -70,26 +77,43 @@ pub async fn run() {
         }
         KICK.store(false, Ordering::Relaxed);
         let now = clock::now();
-        let (before, after) = stack::with(|s| {
+        let (before, after, next) = stack::with(|s| {
             let before = s.stats.half_open_dropped;
             // Before as well: stale half-open connections go and listeners are topped up
             // before the frames that just came (a SYN among them) are looked at.
             s.maintain(now);
             s.iface.poll(now, &mut &*nic, &mut s.set);
             s.maintain(now);
-            (before, s.stats.half_open_dropped)
+            let next = match (s.iface.poll_at(now, &s.set), s.half_open_deadline()) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            (before, s.stats.half_open_dropped, next)
         });
         if after > before {
             userlib::println!("[net-server] dropped {} half-open connections ({} so far)", after - before, after);
         }
         POLLS.fetch_add(1, Ordering::Relaxed);
+        // smoltcp's next deadline as a timer (ticks of the timebase); a deadline already
+        // passed polls again at once.
+        let at = next.map(|t| clock::ticks_at(t));
+        if at.is_some_and(|t| t <= clock::ticks()) {
+            TIMED.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        let mut sleep = core::pin::pin!(timers.zip(at).map(|(h, t)| h.sleep_until(t)));
         poll_fn(|cx| {
             if ready() {
-                Poll::Ready(())
-            } else {
-                POLLER.with(|p| *p = Some(cx.waker().clone()));
-                Poll::Pending
+                return Poll::Ready(());
             }
+            if let Some(s) = sleep.as_mut().as_pin_mut() {
+                if s.poll(cx).is_ready() {
+                    TIMED.fetch_add(1, Ordering::Relaxed);
+                    return Poll::Ready(());
+                }
+            }
+            POLLER.with(|p| *p = Some(cx.waker().clone()));
+            Poll::Pending
         })
         .await;
     }

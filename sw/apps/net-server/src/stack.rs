@@ -234,6 +234,18 @@ impl Stack {
         }
     }
 
+    /// When the oldest half-open connection reaches its limit (smoltcp's clock), if any.
+    pub fn half_open_deadline(&mut self) -> Option<Instant> {
+        let mut at: Option<i64> = None;
+        for i in 0..SOCKETS {
+            if matches!(self.uses[i], Use::Pending(_)) && self.tcp(i).state() == tcp::State::SynReceived {
+                let t = self.since[i] + HALF_OPEN_US + 1;
+                at = Some(at.map_or(t, |a| a.min(t)));
+            }
+        }
+        at.map(Instant::from_micros)
+    }
+
     pub fn in_use(&self) -> usize {
         self.uses.iter().filter(|&&u| u != Use::Free).count()
     }
