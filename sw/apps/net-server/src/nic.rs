@@ -108,6 +108,14 @@ impl Nic {
         self.inner.with(|n| n.raw.poll_receive().is_some() || (n.tx_starved && n.raw.poll_transmit().is_some()))
     }
 
+    /// Let the device interrupt us (we are about to sleep) or not (we are running and read its
+    /// rings anyway: `has_work`). A flag in the queues' memory (no register access, no kernel
+    /// entry); whoever turns them on must look at the rings again after a SeqCst fence, for
+    /// the frames that came before the device saw the flag.
+    pub fn interrupts(&self, on: bool) {
+        self.inner.with(|n| if on { n.raw.enable_interrupts() } else { n.raw.disable_interrupts() });
+    }
+
     /// Acknowledge the device's interrupt (after its vector arrived), so it can raise the next.
     pub fn ack_interrupt(&self) {
         self.inner.with(|n| {

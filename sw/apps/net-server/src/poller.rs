@@ -61,6 +61,24 @@ pub fn poke() -> bool {
     ready() && wake()
 }
 
+/// Before a sleep that only the NIC's interrupt (or a call) can end: let the device interrupt
+/// us, then look at its rings again; true if the poller has work after all (interrupts are off
+/// again then). The sync variant's park hook; the async one's does this as announce/check.
+pub fn arm_irq_or_poke() -> bool {
+    nic().interrupts(true);
+    core::sync::atomic::fence(Ordering::SeqCst);
+    if poke() {
+        nic().interrupts(false);
+        return true;
+    }
+    false
+}
+
+/// Running again: the rings are read directly, no interrupts needed.
+pub fn quiet_irq() {
+    nic().interrupts(false);
+}
+
 fn ready() -> bool {
     KICK.load(Ordering::Relaxed) || IRQ_SEEN.load(Ordering::Relaxed) || nic().has_work()
 }
@@ -125,7 +143,11 @@ pub struct NicEvents {
 }
 
 impl Endpoint for NicEvents {
-    fn announce(&self) {}
+    /// About to sleep: the NIC may interrupt us again (the park hook's fence and re-check
+    /// follow); while we run it does not (NAPI style: the hook and the poller read its rings).
+    fn announce(&self) {
+        nic().interrupts(true);
+    }
 
     fn check(&self) -> bool {
         let bit = IRQ_BIT.load(Ordering::Relaxed);
@@ -135,5 +157,7 @@ impl Endpoint for NicEvents {
         ready() && wake()
     }
 
-    fn cancel(&self) {}
+    fn cancel(&self) {
+        nic().interrupts(false);
+    }
 }

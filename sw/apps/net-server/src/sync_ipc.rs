@@ -218,11 +218,13 @@ impl Park for SyncPark {
         if self.unparked.swap(false, Ordering::Acquire) {
             return;
         }
-        // Frames in the receive ring need no interrupt (the ring is memory): run the poller.
-        if poller::poke() {
+        // Frames in the receive ring need no interrupt (the ring is memory): run the poller;
+        // only a sleep turns the NIC's interrupts on (NAPI style).
+        if poller::arm_irq_or_poke() {
             return;
         }
         block();
+        poller::quiet_irq();
     }
 
     fn poll_busy(&self) {
