@@ -106,6 +106,7 @@ def plot(rows, outdir):
     import matplotlib.pyplot as plt
 
     styles = {("async", 1): "o-", ("async", 4): "s-", ("sync", 1): "o--", ("sync", 4): "s--"}
+    colors = {("async", 1): "C0", ("async", 4): "C1", ("sync", 1): "C2", ("sync", 4): "C3"}
     for metric, fname, ylabel in [("requests_per_s", "tcp_rps.png", "requests/s"), ("p99_us", "tcp_p99.png", "p99 latency (ms)")]:
         fig, ax = plt.subplots(figsize=(7.5, 4.8))
         for (variant, harts), st in styles.items():
@@ -114,11 +115,11 @@ def plot(rows, outdir):
                 continue
             if metric == "p99_us":
                 pts = [(c, v / 1000) for c, v in pts]
-            ax.plot([c for c, _ in pts], [v for _, v in pts], st, label=f"ours {variant}, {harts} hart(s), QEMU")
+            ax.plot([c for c, _ in pts], [v for _, v in pts], st, color=colors[(variant, harts)], label=f"ours {variant}, {harts} hart(s), QEMU")
         if metric == "requests_per_s":
             for (variant, harts), d in PUBLISHED_RPS.items():
                 ks = sorted(d)
-                ax.plot(ks, [d[k] for k in ks], ":", alpha=0.7,
+                ax.plot(ks, [d[k] for k in ks], ":", alpha=0.7, color=colors[(variant, harts)],
                         label=f"published {variant}, {'1 core' if harts == 1 else 'multi-core'} (FPGA, 1 B)")
             ax.set_yscale("log")
         else:
@@ -204,18 +205,25 @@ def main():
         print(f"bench-tcp: {note}", flush=True)
         rows = []
         for harts in [int(h) for h in a.harts.split(",")]:
-            for spec in images:
-                variant, _, image = spec.partition("=")
-                os.environ["SMP"] = str(harts)
-                extra = ["-accel", "tcg,thread=single"] if a.tcg == "single" else []
-                q = Qemu(image, a.guest_port, os.path.join(a.out, f"tcp-qemu-{variant}-{harts}.log"), inject=False, extra=extra)
-                try:
+            # Every variant of this hart count boots first; then each connection count runs on
+            # one after the other, so the points compared are measured a few seconds apart
+            # (the host's load drifts). A system waiting for its turn idles in wfi.
+            os.environ["SMP"] = str(harts)
+            extra = ["-accel", "tcg,thread=single"] if a.tcg == "single" else []
+            systems = []
+            try:
+                for spec in images:
+                    variant, _, image = spec.partition("=")
+                    q = Qemu(image, a.guest_port, os.path.join(a.out, f"tcp-qemu-{variant}-{harts}.log"), inject=False, extra=extra)
+                    systems.append((variant, q))
                     q.wait_for(r"listening on", 600)
-                    for c in [int(c) for c in a.connections.split(",")]:
+                for c in [int(c) for c in a.connections.split(",")]:
+                    for variant, q in systems:
                         run_point(a, q.host_port, c, variant, harts, rows)
-                except (Fail, subprocess.TimeoutExpired) as e:
-                    print(f"bench-tcp: {variant}, {harts} hart(s): {e}")
-                finally:
+            except (Fail, subprocess.TimeoutExpired) as e:
+                print(f"bench-tcp: {harts} hart(s): {e}")
+            finally:
+                for _, q in systems:
                     q.stop()
         if not rows:
             sys.exit("bench-tcp: no results")

@@ -44,8 +44,8 @@ mod rt {
     const DEPTH: usize = 64;
     const CHAN_PAGES: usize = chan_bytes(CHAN_CAPACITY).div_ceil(PAGE);
     const DATA_PAGES: usize = DATA_BYTES / PAGE;
-    /// The DMA pool: the NIC's two queues and 2 x 64 packet buffers of 2 KiB, with room.
-    const DMA_BITS: usize = 19;
+    /// The DMA pool: the NIC's two queues and 2 x 128 packet buffers of 2 KiB, with room.
+    const DMA_BITS: usize = 20;
     const DMA_PAGES: usize = 1 << (DMA_BITS - 12);
     /// Given caps (app.toml order): the process's U-notification first, the sockets endpoint
     /// third.
