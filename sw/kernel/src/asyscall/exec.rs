@@ -135,12 +135,12 @@ fn item_words(i: &Item) -> [usize; ITEM_WORDS] {
     w
 }
 
-/// The oldest complete request: its first item, its arguments (or the error for an impossible
+/// The oldest complete request from `at` items on: its first item, its arguments (or the error for an impossible
 /// length) and how many ring items it takes. None: nothing complete yet.
 #[allow(clippy::type_complexity)]
-fn next_request(t: &mut Tcb) -> Result<Option<(Item, Result<([usize; asys::MAX_ARGS], usize), Error>, usize)>, ()> {
+fn next_request(t: &mut Tcb, at: usize) -> Result<Option<(Item, Result<([usize; asys::MAX_ARGS], usize), Error>, usize)>, ()> {
     let req = t.asys.req.as_mut().ok_or(())?;
-    let Some(first) = req.peek(0).map_err(|_| ())? else { return Ok(None) };
+    let Some(first) = req.peek(at).map_err(|_| ())? else { return Ok(None) };
     let len = first.len as usize;
     let mut args = [0; asys::MAX_ARGS];
     for (d, s) in args.iter_mut().zip(first.payload) {
@@ -152,14 +152,14 @@ fn next_request(t: &mut Tcb) -> Result<Option<(Item, Result<([usize; asys::MAX_A
     if len <= asys::FIRST_ITEM_ARGS {
         return Ok(Some((first, Ok((args, len)), 1)));
     }
-    let Some(second) = req.peek(1).map_err(|_| ())? else { return Ok(None) };
+    let Some(second) = req.peek(at + 1).map_err(|_| ())? else { return Ok(None) };
     args[asys::FIRST_ITEM_ARGS..].copy_from_slice(&item_words(&second));
     Ok(Some((first, Ok((args, len)), 2)))
 }
 
 /// Whether a complete request waits (the re-check before a handler sleeps). Err: broken ring.
 pub fn ready(t: &mut Tcb) -> Result<bool, ()> {
-    next_request(t).map(|r| r.is_some())
+    next_request(t, 0).map(|r| r.is_some())
 }
 
 /// Replies held back per part of a batch, until its TLB shootdown is done (`tlb.rs`).
@@ -184,6 +184,8 @@ fn drain_chunk(t: &mut Tcb, max: usize) -> (usize, Drained) {
     let mut held = [Item::default(); CHUNK];
     let mut n = 0;
     let mut signal = false;
+    // Request items run so far: taken from the ring together at the end of the part.
+    let mut taken = 0;
     super::tlb::begin();
     let why = loop {
         if n == max {
@@ -192,12 +194,14 @@ fn drain_chunk(t: &mut Tcb, max: usize) -> (usize, Drained) {
         if !frames_alive(t) {
             break close(t, false);
         }
-        match t.asys.rep.as_mut().map(|r| r.free_now()) {
+        // The cached count first: a fresh read of the thread's head is a cache miss.
+        let free = t.asys.rep.as_mut().map(|r| r.free().and_then(|f| if f > n { Ok(f) } else { r.free_now() }));
+        match free {
             Some(Ok(free)) if free > n => {}
             Some(Ok(_)) => break if n == 0 { Drained::Blocked } else { Drained::More },
             _ => break close(t, true),
         }
-        let (first, args, items) = match next_request(t) {
+        let (first, args, items) = match next_request(t, taken) {
             Ok(Some(r)) => r,
             Ok(None) => break Drained::Empty,
             Err(()) => break close(t, true),
@@ -215,11 +219,7 @@ fn drain_chunk(t: &mut Tcb, max: usize) -> (usize, Drained) {
         if !frames_alive(t) {
             break close(t, false);
         }
-        match t.asys.req.as_mut().map(|r| r.skip(items)) {
-            Some(Ok(Notify::Signal)) => signal = true,
-            Some(Ok(Notify::Quiet)) => {}
-            _ => break close(t, true),
-        }
+        taken += items;
         let mut payload = [0u64; PAYLOAD_WORDS];
         for (d, s) in payload.iter_mut().zip(words) {
             *d = s as u64;
@@ -234,8 +234,10 @@ fn drain_chunk(t: &mut Tcb, max: usize) -> (usize, Drained) {
     // Whatever happened, translations the part removed go before anything else is seen.
     super::tlb::finish();
     if why != Drained::Closed {
-        for r in &held[..n] {
-            match t.asys.rep.as_mut().map(|p| p.push(r)) {
+        let skipped = t.asys.req.as_mut().map(|r| r.skip(taken));
+        let pushed = t.asys.rep.as_mut().map(|p| p.push_all(&held[..n]));
+        for r in [skipped, pushed] {
+            match r {
                 Some(Ok(Notify::Signal)) => signal = true,
                 Some(Ok(Notify::Quiet)) => {}
                 _ => return (n, close(t, true)),

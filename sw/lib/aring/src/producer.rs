@@ -38,6 +38,24 @@ impl Producer {
         Ok(Notify::from(flag::take(&self.mem.header().consumer_sleep.0)))
     }
 
+    /// Publish all of `items` at once (one index store, one look at the consumer's flag), or
+    /// none: [`RingError::Full`] if they do not all fit.
+    pub fn push_all(&mut self, items: &[Item]) -> Result<Notify, RingError> {
+        if items.is_empty() {
+            return Ok(Notify::Quiet);
+        }
+        if self.free()? < items.len() && self.free_now()? < items.len() {
+            return Err(RingError::Full);
+        }
+        for (k, it) in items.iter().enumerate() {
+            self.mem.slot(self.tail.wrapping_add(k as u64)).write(it.to_words());
+        }
+        self.tail = self.tail.wrapping_add(items.len() as u64);
+        // Release: the slots' words are visible before the consumer can see the new tail.
+        self.mem.header().tail.0.store(self.tail, Ordering::Release);
+        Ok(Notify::from(flag::take(&self.mem.header().consumer_sleep.0)))
+    }
+
     /// Free slots, from the cached head when that already shows space, else from a fresh,
     /// validated read of the shared head.
     pub fn free(&mut self) -> Result<usize, RingError> {

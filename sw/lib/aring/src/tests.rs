@@ -57,6 +57,24 @@ fn peek_then_skip() {
 }
 
 #[test]
+fn push_all_or_nothing() {
+    let r = OwnedRing::new(4, 0);
+    let (mut p, mut c) = (r.mem.producer(), r.mem.consumer());
+    assert_eq!(p.push_all(&[]), Ok(Notify::Quiet));
+    assert_eq!(p.push_all(&[item(1), item(2), item(3)]), Ok(Notify::Quiet));
+    assert_eq!(p.push_all(&[item(4), item(5)]), Err(RingError::Full), "two do not fit in one");
+    assert_eq!(c.available(), Ok(3), "one index store for the three");
+    assert_eq!(c.pop().unwrap().unwrap().item, item(1));
+    assert_eq!(c.try_sleep(), Ok(false));
+    assert_eq!(p.push_all(&[item(4), item(5)]), Ok(Notify::Quiet), "fits once one was taken");
+    for n in 2..6 {
+        assert_eq!(c.pop().unwrap().unwrap().item, item(n));
+    }
+    assert_eq!(c.try_sleep(), Ok(true));
+    assert_eq!(p.push_all(&[item(6)]), Ok(Notify::Signal), "a sleeping consumer is signalled once");
+}
+
+#[test]
 fn slot_and_counter_wrap_around() {
     // Start 5 short of the u64 wrap: the free-running counters overflow mid-test, the slot
     // index wraps many times.
