@@ -222,7 +222,8 @@ impl<const N: usize> Inner<N> {
         let id = s as u64 | (self.entries[s].gen as u64) << 32;
         let items = r.to_items(id);
         let req = self.req.as_mut().ok_or(())?;
-        if req.free_now().map_err(|_| ())? < r.items() {
+        // The cached count first: a fresh read of the kernel's head is a cache miss.
+        if req.free().map_err(|_| ())? < r.items() && req.free_now().map_err(|_| ())? < r.items() {
             return Err(());
         }
         let mut n = Notify::Quiet;
