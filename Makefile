@@ -3,12 +3,15 @@
 # build controls lives in $(CACHE_DIR).
 #
 #   make run        build the image and boot it under QEMU virt, 4 harts, our firmware
+#                   (GDB=1: QEMU waits for GDB on tcp::1234)
 #   make test       every test: host units, QEMU boots, FPGA flow checks, UINTC units,
 #                   bare-metal RTL tests of the cores, the image's boot on the 4-core RTL
 #   make sw         firmware, kernel and the bootable images only
 #   make fuzz       the kernel fuzzer alone on QEMU (SEED=n COUNT=steps per thread)
 #   make leak       create/destroy cycles of every object kind alone on QEMU (COUNT=cycles)
 #   make bench-lock the worst kernel lock hold under a hostile thread, on the 4-hart RTL
+#   make bench-cosim  the UINTC reference-model co-simulation, 10 M cycles (build/bench/cosim-long.txt)
+#   make area       yosys LUT/FF of the UINTC and the uipi unit beside the CLINT and PLIC
 #   make test-net   the network system end to end from the host, and its robustness cases (QEMU)
 #   make bench-tcp  the TCP server under QEMU on 1 and 4 harts, 1..128 connections: build/bench/tcp.csv,
 #                   tcp.md and plots (BENCH_DURATION=5 s per point)
@@ -81,6 +84,7 @@ PROFILE_ARGS = $(if $(PROFILE),+profile=$(abspath $(PROFILE)) $(if $(PROFILE_EVE
   $(if $(PROFILE_REGION),+profile-region=$(PROFILE_REGION),),)
 
 .PHONY: net-image run-net test-net loadgen bench-tcp
+.PHONY: bench-cosim area
 .PHONY: all deps sw run fuzz leak bench-lock profile-ipc bench-ipc bench-mem test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
 
 all: sw
@@ -222,7 +226,8 @@ leak: sw
 
 # The main job today: the kernel with its test suite as the root task, on 4 harts.
 run: sw
-	scripts/qemu.sh $(KTEST_IMAGE)
+	$(if $(GDB),@echo "run: QEMU waits for GDB on tcp::1234: gdb-multiarch $(BUILD)/sw/kernel.elf -ex 'target remote :1234'",)
+	scripts/qemu.sh $(KTEST_IMAGE) $(if $(GDB),-s -S,)
 
 test: test-host test-nofp test-boot test-net test-rtl test-sim test-fpga test-hw
 	@echo "make test: all passed"
@@ -261,6 +266,16 @@ sim: sw sim-build
 
 test-hw: | $(DEPS_DONE)
 	$(MAKE) -C hw test BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
+	$(MAKE) -C hw/uintc/cosim cosim BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
+
+# The UINTC reference-model co-simulation's long run (hw/uintc/cosim/README.md): 10 M cycles.
+bench-cosim: | $(DEPS_DONE)
+	@mkdir -p $(BUILD)/bench
+	$(MAKE) -s -C hw/uintc/cosim cosim-long BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR) | tee $(BUILD)/bench/cosim-long.txt
+
+# yosys LUT/FF estimates of the UINTC and the uipi unit next to the CLINT and PLIC (minutes).
+area: | $(DEPS_DONE)
+	$(MAKE) -s -C hw/uintc/cosim area BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
 
 # Bare-metal tests of the patched cores and the UINTC on the RTL (hw/tests).
 test-rtl: | $(DEPS_DONE)
