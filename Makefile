@@ -328,22 +328,25 @@ bench-ipc: sw
 
 # The memory-allocator server (sw/apps/mem-server): sync and async, single- and multi-hart,
 # concurrency 2..512 on the 4-hart RTL, one image per phase (each ~35 M cycles); TARGET=qemu:
-# every phase in one quick functional run. SHORT=1: concurrency 2, 8, 64, 256 only
-# (BENCH_MEM_CONC=list for others); RTL_LOCK=file runs each simulation under flock.
-# build/bench/mem.csv, mem.md and plots beside the published figures (scripts/mem_bench.py).
-BENCH_MEM_PHASES := sync-1 sync-2 async-1 async-2
-BENCH_MEM_CONC ?= $(if $(SHORT),2$(COMMA)8$(COMMA)64$(COMMA)256,)
+# every phase in one quick functional run. SHORT=1: concurrency 2, 4, 16, 64, 256 only and one
+# image per mode (each ~30 M cycles); BENCH_MEM_CONC=list for others. RTL_LOCK=file runs each
+# simulation under flock. build/bench/mem.csv, mem.md and plots beside the published figures
+# (scripts/mem_bench.py).
 COMMA := ,
+BENCH_MEM_ALL := sync-1,sync-2,async-1,async-2
+BENCH_MEM_RUNS ?= $(if $(SHORT),sync-1$(COMMA)sync-2 async-1$(COMMA)async-2,$(subst $(COMMA), ,$(BENCH_MEM_ALL)))
+BENCH_MEM_CONC ?= $(if $(SHORT),2$(COMMA)4$(COMMA)16$(COMMA)64$(COMMA)256,)
+mem_run = $(BUILD)/sw/image-mem-bench-$(subst $(COMMA),+,$(1)).bin
 RTL_LOCK ?=
 bench-mem: sw
-	for p in $(BENCH_MEM_PHASES) all; do \
-	  MEM_PHASES=$$([ $$p = all ] && echo "$(BENCH_MEM_PHASES)" | tr ' ' , || echo $$p) $(if $(BENCH_MEM_CONC),MEM_CONC=$(BENCH_MEM_CONC),) \
-	  CARGO_TARGET_DIR=$(BUILD)/cargo-bench-$$p $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p mem-server && \
-	  cp $(BUILD)/cargo-bench-$$p/$(RUST_TARGET)/release/mem-client $(BUILD)/sw/mem-client-$$p.elf && \
-	  $(call mem_image,$(BUILD)/sw/mem-client-$$p.elf,$(BUILD)/sw/image-mem-bench-$$p.bin) || exit 1; done
+	for p in $(BENCH_MEM_RUNS) $(BENCH_MEM_ALL); do n=$$(echo $$p | tr , +); \
+	  MEM_PHASES=$$p $(if $(BENCH_MEM_CONC),MEM_CONC=$(BENCH_MEM_CONC),) \
+	  CARGO_TARGET_DIR=$(BUILD)/cargo-bench-$$n $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p mem-server && \
+	  cp $(BUILD)/cargo-bench-$$n/$(RUST_TARGET)/release/mem-client $(BUILD)/sw/mem-client-$$n.elf && \
+	  $(call mem_image,$(BUILD)/sw/mem-client-$$n.elf,$(BUILD)/sw/image-mem-bench-$$n.bin) || exit 1; done
 	$(if $(filter qemu,$(TARGET)),,$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=)
 	python3 scripts/mem_bench.py --out $(BUILD)/bench --target $(TARGET) $(if $(RTL_LOCK),--lock $(RTL_LOCK),) \
-	  $(if $(filter qemu,$(TARGET)),--images $(BUILD)/sw/image-mem-bench-all.bin,--images $(foreach p,$(BENCH_MEM_PHASES),$(BUILD)/sw/image-mem-bench-$(p).bin) \
+	  $(if $(filter qemu,$(TARGET)),--images $(call mem_run,$(BENCH_MEM_ALL)),--images $(foreach p,$(BENCH_MEM_RUNS),$(call mem_run,$(p))) \
 	  --sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=))
 
 sim-uintr: sw
