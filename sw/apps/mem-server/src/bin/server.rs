@@ -28,8 +28,11 @@ mod rt {
     userlib::entry!(main);
 
     /// A task per request: the dispatcher's wrapper around `handle`'s future (~500 bytes with
-    /// an async system call's future inside; the wrapper holds it twice) fits 2 KiB.
-    static EXEC: Executor<{ CAP + 8 }, 2048> = Executor::new();
+    /// an async system call's future inside; the wrapper holds it twice) fits 2 KiB. Four
+    /// times the calls the gate lets into the kernel is plenty of tasks (the dispatcher holds
+    /// a request while none is free); the executor is initialised data, so its size is the
+    /// ELF's and the root task copies it.
+    static EXEC: Executor<{ 4 * SYSBUF_CAP + 8 }, 2048> = Executor::new();
     static PARK: ThreadPark = ThreadPark::new();
     static SERVER: Server = Server::new();
 
