@@ -13,11 +13,11 @@
 #   make bench-cosim  the UINTC reference-model co-simulation, 10 M cycles (build/bench/cosim-long.txt)
 #   make area       yosys LUT/FF of the UINTC and the uipi unit beside the CLINT and PLIC
 #   make test-net   the network system end to end from the host, and its robustness cases (QEMU)
-#   make bench-tcp  the TCP server under QEMU on 1 and 4 harts, 1..128 connections: build/bench/tcp.csv,
+#   make bench-tcp  the TCP server under QEMU, async and sync on 1 and 4 harts, 1..128 connections: build/bench/tcp.csv,
 #                   tcp.md and plots (BENCH_DURATION=5 s per point)
 #   make run-net    the network system (sw/apps/net-system) under QEMU, 4 harts, with user-mode
 #                   networking: prints `connect to 127.0.0.1:PORT` and serves until stopped
-#                   (NET_PORT=5555 NET_REQUEST=64 bytes NET_WORK=0 rounds NET_SPIN=0 cycles)
+#                   (NET_VARIANT=async|sync NET_PORT=5555 NET_REQUEST=64 bytes NET_WORK=0 rounds NET_SPIN=0 cycles)
 #   make bench-ipc  the IPC benchmark (sync and async, sw/apps/ipc-bench) on the 4-hart RTL
 #                   (~80 M cycles: ~40 min at 35 kHz; TARGET=qemu: a quick functional run):
 #                   build/bench/ipc.csv, ipc.md and plots
