@@ -110,6 +110,11 @@ impl Nic {
         self.inner.with(|n| n.raw.poll_receive().is_some() || (n.tx_starved && n.raw.poll_transmit().is_some()))
     }
 
+    /// smoltcp found no transmit buffer at its last try (until the device returns one).
+    pub fn tx_starved(&self) -> bool {
+        self.inner.with(|n| n.tx_starved)
+    }
+
     /// Let the device interrupt us (we are about to sleep) or not (we are running and read its
     /// rings anyway: `has_work`). A flag in the queues' memory (no register access, no kernel
     /// entry); whoever turns them on must look at the rings again after a SeqCst fence, for

@@ -112,11 +112,14 @@ pub async fn run(timers: Option<TimerHandle>) {
             userlib::println!("[net-server] dropped {} half-open connections ({} so far)", after - before, after);
         }
         POLLS.fetch_add(1, Ordering::Relaxed);
-        // smoltcp's next deadline as a timer (ticks of the timebase); a deadline already
-        // passed polls again at once.
-        let at = next.map(|t| clock::ticks_at(t));
+        // smoltcp's next deadline as a timer (ticks of the timebase). One already passed
+        // polls again after the other tasks had a turn, unless the NIC has no room for what
+        // smoltcp wants to send (it says "now" then): that waits for a transmit to finish
+        // (`has_work`), or the poller would spin until the device catches up.
+        let at = if nic.tx_starved() { None } else { next.map(|t| clock::ticks_at(t)) };
         if at.is_some_and(|t| t <= clock::ticks()) {
             TIMED.fetch_add(1, Ordering::Relaxed);
+            userlib::task::yield_now().await;
             continue;
         }
         let mut sleep = core::pin::pin!(timers.zip(at).map(|(h, t)| h.sleep_until(t)));
