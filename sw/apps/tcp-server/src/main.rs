@@ -26,11 +26,16 @@ mod rt {
     userlib::entry!(main);
 
     const TASKS: usize = SOCKETS + 8;
-    type Rt = Handle<TASKS, 512>;
-    static EXEC: Executor<TASKS, 512> = Executor::new();
+    /// Bytes of a task's future: a connection's with its two calls in flight fits.
+    const TASK_BYTES: usize = 1024;
+    type Rt = Handle<TASKS, TASK_BYTES>;
+    static EXEC: Executor<TASKS, TASK_BYTES> = Executor::new();
     static PARK: ThreadPark = ThreadPark::new();
-    /// A call outstanding per connection task and the acceptor's.
-    static NET: Client<TASKS> = Client::new();
+    /// Two calls outstanding per connection task (a SEND and the next RECV) and the
+    /// acceptor's; at most the channel's capacity.
+    const CALLS: usize = 2 * SOCKETS + 8;
+    const _: () = assert!(CALLS <= CHAN_CAPACITY);
+    static NET: Client<CALLS> = Client::new();
 
     static REQUEST: AtomicUsize = AtomicUsize::new(64);
     static WORK: AtomicUsize = AtomicUsize::new(0);
@@ -65,6 +70,13 @@ mod rt {
     /// transport or the request failed).
     trait Net {
         async fn call(&self, l: u32, words: &[u64]) -> Option<Msg>;
+
+        /// Call `a`, and `b` at the same time if the transport can have two calls in flight
+        /// (`None` for b: not made; a sync thread has one call at a time, and b must not wait
+        /// before a's work is all done).
+        async fn both(&self, a: (u32, &[u64]), _b: (u32, &[u64])) -> (Option<Msg>, Option<Option<Msg>>) {
+            (self.call(a.0, a.1).await, None)
+        }
     }
 
     /// Async IPC: the channel, awaited by the connection's coroutine.
@@ -76,6 +88,33 @@ mod rt {
                 Ok(r) if r.label == OK => Some(r),
                 _ => None,
             }
+        }
+
+        /// Both in flight at once: they travel in the same ring batch and the net server takes
+        /// them in one turn.
+        async fn both(&self, a: (u32, &[u64]), b: (u32, &[u64])) -> (Option<Msg>, Option<Option<Msg>>) {
+            let (fa, fb) = (self.call(a.0, a.1), self.call(b.0, b.1));
+            let (mut fa, mut fb) = (pin!(fa), pin!(fb));
+            let (mut ra, mut rb) = (None, None);
+            core::future::poll_fn(|cx| {
+                if ra.is_none() {
+                    if let Poll::Ready(v) = fa.as_mut().poll(cx) {
+                        ra = Some(v);
+                    }
+                }
+                if rb.is_none() {
+                    if let Poll::Ready(v) = fb.as_mut().poll(cx) {
+                        rb = Some(v);
+                    }
+                }
+                if ra.is_some() && rb.is_some() {
+                    Poll::Ready(())
+                } else {
+                    Poll::Pending
+                }
+            })
+            .await;
+            (ra.flatten(), rb)
         }
     }
 
@@ -130,8 +169,16 @@ mod rt {
         let size = REQUEST.load(Ordering::Relaxed);
         let rx = DATA_VADDR + rx_offset(sock);
         let tx = DATA_VADDR + tx_offset(sock);
+        // The next request's first RECV, made together with the last response's SEND.
+        let mut ahead: Option<Option<Msg>> = None;
         'conn: loop {
             let mut have = 0;
+            if let Some(r) = ahead.take() {
+                match r {
+                    Some(r) if r.word(0) > 0 && r.word(0) as usize <= size => have = r.word(0) as usize,
+                    _ => break 'conn,
+                }
+            }
             while have < size {
                 match net.call(label::RECV, &[sock as u64, have as u64, (size - have) as u64]).await {
                     Some(r) if r.word(0) > 0 && r.word(0) as usize <= size - have => have += r.word(0) as usize,
@@ -147,7 +194,14 @@ mod rt {
             };
             core::hint::black_box(work(req, WORK.load(Ordering::Relaxed)));
             respond(req, resp);
-            let mut sent = 0;
+            // The response goes out and (async) the next request is asked for at once: the RECV
+            // writes the receive buffer, which this request no longer needs.
+            let (s, r) = net.both((label::SEND, &[sock as u64, 0, size as u64]), (label::RECV, &[sock as u64, 0, size as u64])).await;
+            let mut sent = match s {
+                Some(s) if s.word(0) > 0 && s.word(0) as usize <= size => s.word(0) as usize,
+                _ => break 'conn,
+            };
+            ahead = r;
             while sent < size {
                 match net.call(label::SEND, &[sock as u64, sent as u64, (size - sent) as u64]).await {
                     Some(r) if r.word(0) > 0 && r.word(0) as usize <= size - sent => sent += r.word(0) as usize,
@@ -191,7 +245,8 @@ mod rt {
                 continue;
             }
             ACCEPTED.fetch_add(1, Ordering::Relaxed);
-            if rt.spawn(10, connection(AsyncNet, sock)).map(|h| h.detach()).is_err() {
+            if let Err(e) = rt.spawn(10, connection(AsyncNet, sock)).map(|h| h.detach()) {
+                println!("[tcp-server] connection task: {e:?}");
                 let _ = AsyncNet.call(label::CLOSE, &[sock as u64]).await;
             }
         }

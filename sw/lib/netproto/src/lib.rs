@@ -85,8 +85,9 @@ pub const NET_MAGIC: u64 = 0x3146_4e4f_4354_454e;
 /// `TcpConfig::magic`: "TCPCONF1".
 pub const TCP_MAGIC: u64 = 0x3146_4e4f_4350_4354;
 
-/// Ring capacity of the socket channel: room for a call per connection task and the acceptor.
-pub const CHAN_CAPACITY: usize = 256;
+/// Ring capacity of the socket channel: room for two calls per connection task (a SEND and
+/// the next RECV in flight together) and the acceptor's.
+pub const CHAN_CAPACITY: usize = 512;
 
 /// How the TCP server reaches the net server (`NetConfig::variant`, `TcpConfig::variant`).
 pub mod variant {
