@@ -116,7 +116,7 @@ pub async fn run(timers: Option<TimerHandle>) {
         // polls again after the other tasks had a turn, unless the NIC has no room for what
         // smoltcp wants to send (it says "now" then): that waits for a transmit to finish
         // (`has_work`), or the poller would spin until the device catches up.
-        let at = if nic.tx_starved() { None } else { next.map(|t| clock::ticks_at(t)) };
+        let at = if nic.tx_starved() { None } else { next.map(clock::ticks_at) };
         if at.is_some_and(|t| t <= clock::ticks()) {
             TIMED.fetch_add(1, Ordering::Relaxed);
             userlib::task::yield_now().await;
