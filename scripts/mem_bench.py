@@ -32,8 +32,9 @@ PUBLISHED_ENTRIES = {("async", 2): {256: 0.0094}}
 LABELS = {("sync", 1): "sync, 1 hart", ("sync", 2): "sync, 2 harts",
           ("async", 1): "async, 1 hart", ("async", 2): "async, 2 harts"}
 COLORS = {("sync", 1): "tab:red", ("sync", 2): "tab:purple", ("async", 1): "tab:blue", ("async", 2): "tab:orange"}
-# Simulated cycles allowed per image (a hang guard; a phase of the full sweep needs ~40 M).
-MAX_CYCLES = 80_000_000
+# Simulated cycles allowed per image (a hang guard: a sync phase of the full sweep needs
+# ~130 M at ~40 k cycles per pair, a SHORT=1 phase ~30 M).
+MAX_CYCLES = 250_000_000
 SIM_MIN_HZ = 15_000
 
 
