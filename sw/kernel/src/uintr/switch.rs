@@ -1,0 +1,207 @@
+//! Moving a thread's user-interrupt state between its TCB and a hart's CSRs: saved on every
+//! trap from user mode, loaded when the hart switches to another thread (writing only the CSRs
+//! that differ), and the receiver slot made Active where its thread runs.
+use super::{park, sender, ueip, uintc, this_hart, UINTR_BITS, USIP};
+use crate::arch::csr::{csrc, csrr, csrr_n, csrs, csrw_n};
+use crate::kcell::KCell;
+use crate::object::tcb::Tcb;
+use crate::percpu;
+use core::ptr::null_mut;
+use platform::{csr, image::MAX_HARTS};
+
+/// What a hart's user-interrupt CSRs hold (hardware), so that a switch writes only what
+/// differs: CSR writes drain Rocket's pipeline, and most threads never touch these. Each hart
+/// reads and writes only its own entry, also outside the lock (`save_on_trap`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Csrs {
+    ustatus: usize,
+    utvec: usize,
+    uscratch: usize,
+    uepc: usize,
+    ucause: usize,
+    utval: usize,
+    sideleg: usize,
+    /// sie bits 0/4/8: the thread's uie under sideleg, the kernel's choice elsewhere.
+    sie: usize,
+    suist: usize,
+    suirs: usize,
+}
+
+const CSRS_RESET: Csrs =
+    Csrs { ustatus: 0, utvec: 0, uscratch: 0, uepc: 0, ucause: 0, utval: 0, sideleg: 0, sie: USIP, suist: 0, suirs: 0 };
+static CSRS: KCell<[Csrs; MAX_HARTS]> = KCell::new([CSRS_RESET; MAX_HARTS]);
+
+/// Per hart, the thread whose state its CSRs hold (it may since have run elsewhere: its
+/// `loaded_on` says).
+static OWNER: KCell<[*mut Tcb; MAX_HARTS]> = KCell::new([null_mut(); MAX_HARTS]);
+
+fn owner_of(h: usize) -> &'static mut *mut Tcb {
+    // SAFETY: under the kernel lock.
+    unsafe { &mut OWNER.get()[h] }
+}
+
+fn csrs_of(h: usize) -> &'static mut Csrs {
+    // SAFETY: only hart `h` uses entry `h`, and not reentrantly (traps from user mode only).
+    unsafe { &mut (*CSRS.as_ptr())[h] }
+}
+
+/// This hart's CSRs to their reset values (boot, hardware only).
+pub fn reset_hart() {
+    let c = csrs_of(this_hart());
+    *c = CSRS_RESET;
+    write_all(c);
+}
+
+fn write_all(c: &Csrs) {
+    csrw_n!(csr::SIDELEG, c.sideleg);
+    csrw_n!(csr::USTATUS, c.ustatus);
+    csrw_n!(csr::UTVEC, c.utvec);
+    csrw_n!(csr::USCRATCH, c.uscratch);
+    csrw_n!(csr::UEPC, c.uepc);
+    csrw_n!(csr::UCAUSE, c.ucause);
+    csrw_n!(csr::UTVAL, c.utval);
+    csrc!("sie", UINTR_BITS & !c.sie);
+    csrs!("sie", c.sie);
+    csrw_n!(csr::SUIST, c.suist);
+    csrw_n!(csr::SUIRS, c.suirs);
+}
+
+/// First thing on a trap from user mode, before the hart says it left user mode (so a hart
+/// that stalls this thread finds its state in the TCB): copy the U-CSRs out.
+#[inline(always)]
+pub fn save_on_trap(t: *mut Tcb) {
+    if !super::hardware() {
+        return;
+    }
+    // SAFETY: the thread that trapped here is live and runs on no other hart.
+    let u = unsafe { &mut (*t).uintr };
+    u.ustatus = csrr_n!(csr::USTATUS);
+    u.uie = csrr_n!(csr::UIE);
+    u.utvec = csrr_n!(csr::UTVEC);
+    u.uscratch = csrr_n!(csr::USCRATCH);
+    u.uepc = csrr_n!(csr::UEPC);
+    u.ucause = csrr_n!(csr::UCAUSE);
+    u.utval = csrr_n!(csr::UTVAL);
+    let c = csrs_of(percpu::this().hart);
+    (c.ustatus, c.utvec, c.uscratch, c.uepc, c.ucause, c.utval) = (u.ustatus, u.utvec, u.uscratch, u.uepc, u.ucause, u.utval);
+    c.sie = (c.sie & !c.sideleg) | u.uie;
+}
+
+/// On the way to user mode with `t` on this hart.
+pub fn switch_to(t: &mut Tcb) {
+    let h = this_hart();
+    let owner = owner_of(h);
+    if !core::ptr::eq(*owner, t) || t.uintr.loaded_on as usize != h + 1 {
+        // SAFETY: an owner is live (tcb_destroyed clears it).
+        if let Some(prev) = unsafe { owner.as_mut() } {
+            release(prev);
+        }
+        if super::hardware() {
+            load_csrs(t, h);
+            ueip::load(t, h);
+        }
+        if let Some(s) = t.uintr.slot.checked_sub(1) {
+            uintc::set_low(s, h, true);
+        }
+        t.uintr.loaded_on = h as u8 + 1;
+        *owner = t;
+    }
+    if super::hardware() {
+        park::set_active(h, t.uintr.sideleg & USIP == 0);
+    } else {
+        super::emulate::inject(t);
+    }
+}
+
+/// This hart has nothing to run.
+pub fn on_idle() {
+    let h = this_hart();
+    let owner = owner_of(h);
+    // SAFETY: as above.
+    if let Some(prev) = unsafe { owner.as_mut() } {
+        release(prev);
+    }
+    *owner = null_mut();
+    if super::hardware() {
+        let c = csrs_of(h);
+        apply(c, Csrs { sideleg: 0, sie: USIP, suist: 0, suirs: 0, ..*c });
+        park::set_active(h, true);
+    }
+}
+
+/// The thread no longer runs on the hart whose CSRs hold its state: deactivate its slot.
+pub fn release(t: &mut Tcb) {
+    if t.uintr.loaded_on == 0 {
+        return;
+    }
+    if let Some(s) = t.uintr.slot.checked_sub(1) {
+        if !t.uintr.parked {
+            uintc::set_active(s, false);
+        }
+    }
+    ueip::unload(t, t.uintr.loaded_on as usize - 1);
+    t.uintr.loaded_on = 0;
+}
+
+fn load_csrs(t: &Tcb, h: usize) {
+    let u = &t.uintr;
+    let c = csrs_of(h);
+    apply(
+        c,
+        Csrs {
+            ustatus: u.ustatus,
+            utvec: u.utvec,
+            uscratch: u.uscratch,
+            uepc: u.uepc,
+            ucause: u.ucause,
+            utval: u.utval,
+            sideleg: u.sideleg,
+            // uie is mie under sideleg; the bits not delegated are the kernel's: USIP for
+            // parked waiters, nothing else.
+            sie: (u.uie & u.sideleg) | (USIP & !u.sideleg),
+            suist: u.table.checked_sub(1).map_or(0, sender::suist),
+            suirs: u.slot.checked_sub(1).map_or(0, |s| (1 << 63) | s as usize),
+        },
+    );
+    // Software-set pending bits belong to whoever set them: none carries over.
+    if csrr!("sip") & UINTR_BITS != 0 {
+        csrc!("sip", UINTR_BITS);
+    }
+}
+
+/// Make the hart's CSRs hold `want`, writing only the ones that differ.
+fn apply(c: &mut Csrs, want: Csrs) {
+    macro_rules! put {
+        ($csr:expr, $f:ident) => {
+            if c.$f != want.$f {
+                csrw_n!($csr, want.$f);
+            }
+        };
+    }
+    if *c == want {
+        return;
+    }
+    put!(csr::SIDELEG, sideleg);
+    put!(csr::USTATUS, ustatus);
+    put!(csr::UTVEC, utvec);
+    put!(csr::USCRATCH, uscratch);
+    put!(csr::UEPC, uepc);
+    put!(csr::UCAUSE, ucause);
+    put!(csr::UTVAL, utval);
+    if c.sie != want.sie {
+        csrc!("sie", UINTR_BITS & !want.sie);
+        csrs!("sie", want.sie);
+    }
+    put!(csr::SUIST, suist);
+    put!(csr::SUIRS, suirs);
+    *c = want;
+}
+
+/// Thread `t` is being destroyed: no hart may keep it as the owner of its CSRs.
+pub fn forget(t: &mut Tcb) {
+    for h in 0..MAX_HARTS {
+        if core::ptr::eq(*owner_of(h), t) {
+            *owner_of(h) = null_mut();
+        }
+    }
+}
