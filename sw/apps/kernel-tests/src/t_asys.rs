@@ -525,9 +525,8 @@ pub fn many_in_flight(env: &mut Env) -> TResult {
         let t0 = wall_cycles();
         {
             let mut handles = heapless::Vec::<_, TASKS>::new();
-            for i in 0..TASKS {
+            for (i, &fr) in frames.iter().enumerate() {
                 let va = base + i * PAGE;
-                let fr = frames[i];
                 let h = rt.spawn(10, async move {
                     for k in 0..ROUNDS {
                         if ops::page_map(fr, VSPACE, va, rights::READ_WRITE, 0).await.is_err() {

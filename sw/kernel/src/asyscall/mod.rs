@@ -147,7 +147,7 @@ fn ring_place(cap: Cap, offset: usize, capacity: usize, arg: u8) -> Result<(u64,
     }
     let size = 1u64 << size_bits;
     let bytes = aring::ring_bytes(capacity) as u64;
-    if offset % 64 != 0 {
+    if !offset.is_multiple_of(64) {
         return Err(Error::AlignmentError);
     }
     if (offset as u64).checked_add(bytes).is_none_or(|end| end > size) {

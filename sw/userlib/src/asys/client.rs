@@ -261,13 +261,12 @@ impl<const N: usize> Submit for Client<N> {
                     inner.alloc()
                 });
                 let Some(s) = slot else {
-                    match cx {
-                        Some(cx) => match inner.waiters.iter_mut().find(|w| w.is_none()) {
+                    // A blocking caller (no cx) spins, and wakes the handler now and then.
+                    if let Some(cx) = cx {
+                        match inner.waiters.iter_mut().find(|w| w.is_none()) {
                             Some(w) => *w = Some(cx.waker().clone()),
                             None => cx.waker().wake_by_ref(),
-                        },
-                        // A blocking caller spins (and wakes the handler now and then).
-                        None => {}
+                        }
                     }
                     return Step::Pending;
                 };
