@@ -2,8 +2,11 @@
 # they need first (scripts/deps.sh). Everything built goes to $(BUILD); every download cache the
 # build controls lives in $(CACHE_DIR).
 #
-#   make run        build the image and boot it under QEMU virt, 4 harts, our firmware
-#                   (GDB=1: QEMU waits for GDB on tcp::1234)
+#   make run        the system: the network system (root task, net server, TCP server) under
+#                   QEMU virt, 4 harts, our firmware; prints `connect to 127.0.0.1:PORT` for the
+#                   load client (tools/loadgen) and serves until stopped (= run-net; GDB=1: QEMU
+#                   waits for GDB on tcp::1234)
+#   make run-tests  the kernel test suite as the root task under QEMU, 4 harts (GDB=1 as above)
 #   make test       every test: host units, QEMU boots, FPGA flow checks, UINTC units,
 #                   bare-metal RTL tests of the cores, the image's boot on the 4-core RTL
 #   make sw         firmware, kernel and the bootable images only
@@ -83,7 +86,7 @@ PROFILE ?=
 PROFILE_ARGS = $(if $(PROFILE),+profile=$(abspath $(PROFILE)) $(if $(PROFILE_EVERY),+profile-every=$(PROFILE_EVERY),) \
   $(if $(PROFILE_REGION),+profile-region=$(PROFILE_REGION),),)
 
-.PHONY: net-image run-net test-net loadgen bench-tcp
+.PHONY: run-tests net-image run-net test-net loadgen bench-tcp
 .PHONY: bench-cosim area
 .PHONY: all deps sw run fuzz leak bench-lock profile-ipc bench-ipc bench-mem test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
 
@@ -196,8 +199,9 @@ bench-tcp: net-image loadgen
 	  --size $(NET_REQUEST) --duration $(BENCH_DURATION) --out $(BUILD)/bench
 
 run-net: net-image
+	$(GDB_NOTE)
 	@echo "run-net: connect to 127.0.0.1:$(NET_PORT) once the TCP server says it listens (Ctrl-A X stops QEMU)"
-	scripts/qemu.sh $(NET_IMAGE) $(NET_QEMU_ARGS)
+	scripts/qemu.sh $(NET_IMAGE) $(NET_QEMU_ARGS) $(GDB_QEMU)
 
 # The kernel fuzzer alone (sw/apps/kernel-tests/src/t_fuzz.rs) on QEMU, 4 harts: SEED picks the
 # run, COUNT the steps of each of its threads (the main one checks the kernel's invariants after
@@ -224,10 +228,16 @@ leak: sw
 	scripts/qemu.sh $(LEAK_IMAGE) < /dev/null | tee $(BUILD)/leak.log
 	@grep -q 'DebugHalt(0)' $(BUILD)/leak.log || { echo "leak: FAILED (see $(BUILD)/leak.log)"; exit 1; }
 
-# The main job today: the kernel with its test suite as the root task, on 4 harts.
-run: sw
-	$(if $(GDB),@echo "run: QEMU waits for GDB on tcp::1234: gdb-multiarch $(BUILD)/sw/kernel.elf -ex 'target remote :1234'",)
-	scripts/qemu.sh $(KTEST_IMAGE) $(if $(GDB),-s -S,)
+# The main job: the product, the network system (root task, net server, TCP server) under
+# QEMU on 4 harts, served until stopped (same as run-net). The kernel test suite as the root
+# task: run-tests.
+GDB_QEMU = $(if $(GDB),-s -S,)
+GDB_NOTE = $(if $(GDB),@echo "run: QEMU waits for GDB on tcp::1234: gdb-multiarch $(BUILD)/sw/kernel.elf -ex 'target remote :1234'",)
+run: run-net
+
+run-tests: sw
+	$(GDB_NOTE)
+	scripts/qemu.sh $(KTEST_IMAGE) $(GDB_QEMU)
 
 test: test-host test-nofp test-boot test-net test-rtl test-sim test-fpga test-hw
 	@echo "make test: all passed"
