@@ -26,11 +26,13 @@ pub struct PerCpu {
     /// This hart is executing user code (set under the kernel lock just before leaving it,
     /// cleared first thing on a trap from user mode).
     pub in_user: AtomicBool,
-    /// satp and ASID of the address space the hart uses, and the TLB generation it has flushed
-    /// up to (see sched::shootdown).
+    /// satp and ASID of the address space the hart uses, and the TLB generation of that
+    /// address space it has flushed up to (see `sched::tlb_gen`), with the ASID it was for
+    /// (generations of different address spaces are not comparable).
     pub active_satp: AtomicUsize,
     pub active_asid: AtomicUsize,
     pub tlb_seen: AtomicU64,
+    pub tlb_asid: AtomicUsize,
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
@@ -48,6 +50,7 @@ const INIT: PerCpu = PerCpu {
     active_satp: AtomicUsize::new(0),
     active_asid: AtomicUsize::new(usize::MAX),
     tlb_seen: AtomicU64::new(0),
+    tlb_asid: AtomicUsize::new(usize::MAX),
 };
 
 static CPUS: KCell<[PerCpu; MAX_HARTS]> = KCell::new([INIT; MAX_HARTS]);

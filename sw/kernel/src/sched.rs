@@ -48,9 +48,28 @@ pub fn started() -> bool {
     STARTED.load(Ordering::Acquire)
 }
 
-/// Bumped by every unmap; a hart flushes its TLB before user mode if it has not seen the
-/// latest generation.
-static TLB_GEN: AtomicU64 = AtomicU64::new(0);
+/// TLB generations: bumped by every change to a user mapping, per address space (hashed, ASID
+/// mod `TLB_BUCKETS`: a collision only costs a flush) and for all of them. A hart flushes its
+/// user TLB before it returns to user mode in an address space whose generation moved since it
+/// last flushed there; it flushes on every switch of address space anyway (the hardware ASID is
+/// not used), so changes to other address spaces do not concern it. One global count made every
+/// hart flush after any map anywhere (a server mapping pages into a client lost its own TLB).
+const TLB_BUCKETS: usize = 64;
+static TLB_GEN_ALL: AtomicU64 = AtomicU64::new(0);
+static TLB_GEN: [AtomicU64; TLB_BUCKETS] = [const { AtomicU64::new(0) }; TLB_BUCKETS];
+
+fn bump_tlb_gen(asid: Option<u16>) {
+    match asid {
+        Some(a) => TLB_GEN[a as usize % TLB_BUCKETS].fetch_add(1, Ordering::AcqRel),
+        None => TLB_GEN_ALL.fetch_add(1, Ordering::AcqRel),
+    };
+}
+
+/// The generation a hart running `asid` has to have flushed up to (a sum of two counts that
+/// only grow, so it moves whenever either does).
+fn tlb_gen(asid: usize) -> u64 {
+    TLB_GEN_ALL.load(Ordering::Acquire).wrapping_add(TLB_GEN[asid % TLB_BUCKETS].load(Ordering::Acquire))
+}
 
 fn hs(hart: usize) -> &'static mut HartSched {
     debug_assert!(lock::held());
@@ -234,7 +253,7 @@ pub fn set_affinity(t: &mut Tcb, hart: usize) {
 /// Pages were unmapped from `asid` (None: from any address space): no hart may use a stale
 /// translation once this returns.
 pub fn shootdown(asid: Option<u16>) {
-    TLB_GEN.fetch_add(1, Ordering::AcqRel);
+    bump_tlb_gen(asid);
     stats::count(stat::SHOOTDOWNS);
     // An async-syscall batch flushes once, at its end, before its replies are seen.
     if crate::asyscall::tlb::defer(asid) {
@@ -252,12 +271,12 @@ pub fn kick_others(which: impl Fn(usize) -> bool) {
     }
 }
 
-/// A mapping was added: this hart flushes before it returns to user mode, and so does every
-/// other hart at its next return. Cores may cache a failed walk (Rocket's TLB keeps the
-/// page-fault result), so invalid → valid needs a flush too; a thread that meets such a stale
-/// entry before its hart flushes takes a spurious fault that `fault::exception` absorbs.
-pub fn tlb_changed() {
-    TLB_GEN.fetch_add(1, Ordering::AcqRel);
+/// A mapping was added to `asid`: every hart running it flushes at its next return to user
+/// mode. Cores may cache a failed walk (Rocket's TLB keeps the page-fault result), so invalid
+/// → valid needs a flush too; a thread that meets such a stale entry before its hart flushes
+/// takes a spurious fault that `fault::exception` absorbs.
+pub fn tlb_changed(asid: u16) {
+    bump_tlb_gen(Some(asid));
 }
 
 /// A timer tick on this hart while a thread ran.
@@ -362,8 +381,11 @@ pub fn exit_to_user() -> ! {
 fn run(t: &mut Tcb) -> ! {
     let cpu = percpu::this();
     let (satp, asid) = crate::object::vspace::satp_of(t);
-    let gen = TLB_GEN.load(Ordering::Acquire);
-    if cpu.active_satp.load(Ordering::Relaxed) != satp || cpu.tlb_seen.load(Ordering::Relaxed) != gen {
+    let gen = tlb_gen(asid);
+    if cpu.active_satp.load(Ordering::Relaxed) != satp
+        || cpu.tlb_seen.load(Ordering::Relaxed) != gen
+        || cpu.tlb_asid.load(Ordering::Relaxed) != asid
+    {
         // Only the user half goes: the kernel's mappings are global (G) and the same in every
         // VSpace, and `sfence.vma x0, rs2` with rs2 != x0 keeps global entries (Rocket's TLBs
         // too), so the kernel does not refill its own translations after every switch. rs2
@@ -372,6 +394,7 @@ fn run(t: &mut Tcb) -> ! {
         unsafe { core::arch::asm!("csrw satp, {0}", "sfence.vma zero, {1}", in(reg) satp, in(reg) 0usize) };
         cpu.active_satp.store(satp, Ordering::Relaxed);
         cpu.tlb_seen.store(gen, Ordering::Relaxed);
+        cpu.tlb_asid.store(asid, Ordering::Relaxed);
     }
     cpu.active_asid.store(asid, Ordering::Relaxed);
     crate::mm::icache::sync_before_user(cpu.hart);

@@ -129,20 +129,35 @@ extern "C" fn hostile(_: usize) -> ! {
     crate::env::park()
 }
 
+struct BigCNodeSetup {
+    ut: usize,
+    full: usize,
+    second: usize,
+    tcb: usize,
+    ep: usize,
+}
+
+/// From a fresh 1 MiB Untyped: a CNode of 2^11 slots holding 1500 badged endpoint caps, a
+/// second (empty) CNode of 2^`second_radix` slots and a TCB.
+fn big_cnode_setup(env: &mut Env, second_radix: usize) -> Result<BigCNodeSetup, crate::env::Fail> {
+    let ut = env.alloc(o::UNTYPED, 20)?.cptr;
+    let tmp = env.slots(3)?;
+    let (full, second, tcb) = (tmp, tmp + 1, tmp + 2);
+    ok!(untyped::retype(ut, o::CNODE, 11, CNODE, 0, 0, full, 1));
+    ok!(untyped::retype(ut, o::CNODE, second_radix, CNODE, 0, 0, second, 1));
+    ok!(untyped::retype(ut, o::TCB, 0, CNODE, 0, 0, tcb, 1));
+    let ep = env.alloc_cap(o::ENDPOINT)?;
+    for i in 0..1500 {
+        ok!(cnode::mint(full, i, 11, CNODE, ep, ROOT_DEPTH, rights::ALL, i + 1));
+    }
+    Ok(BigCNodeSetup { ut, full, second, tcb, ep })
+}
+
 /// Deleting the last cap of a CNode full of caps (one of them the last cap of another full
 /// CNode, and of a TCB) empties it over restarted calls before it goes: every byte comes back.
 pub fn big_cnode_delete(env: &mut Env) -> TResult {
     let bytes0 = syscall::debug_stat(stat::OBJECT_BYTES);
-    let ut = env.alloc(o::UNTYPED, 20)?.cptr;
-    let tmp = env.slots(3)?;
-    let (outer, inner, t) = (tmp, tmp + 1, tmp + 2);
-    ok!(untyped::retype(ut, o::CNODE, 11, CNODE, 0, 0, outer, 1));
-    ok!(untyped::retype(ut, o::CNODE, 9, CNODE, 0, 0, inner, 1));
-    ok!(untyped::retype(ut, o::TCB, 0, CNODE, 0, 0, t, 1));
-    let ep = env.alloc_cap(o::ENDPOINT)?;
-    for i in 0..1500 {
-        ok!(cnode::mint(outer, i, 11, CNODE, ep, ROOT_DEPTH, rights::ALL, i + 1));
-    }
+    let BigCNodeSetup { ut, full: outer, second: inner, tcb: t, ep } = big_cnode_setup(env, 9)?;
     for i in 0..400 {
         ok!(cnode::mint(inner, i, 9, CNODE, ep, ROOT_DEPTH, rights::ALL, 5000 + i));
     }
@@ -177,16 +192,7 @@ pub fn big_cnode_delete(env: &mut Env) -> TResult {
 /// old CNode is emptied over restarted calls before the new root goes in.
 pub fn set_space_big_cnode(env: &mut Env) -> TResult {
     let bytes0 = syscall::debug_stat(stat::OBJECT_BYTES);
-    let ut = env.alloc(o::UNTYPED, 20)?.cptr;
-    let tmp = env.slots(3)?;
-    let (old, new, t) = (tmp, tmp + 1, tmp + 2);
-    ok!(untyped::retype(ut, o::CNODE, 11, CNODE, 0, 0, old, 1));
-    ok!(untyped::retype(ut, o::CNODE, 4, CNODE, 0, 0, new, 1));
-    ok!(untyped::retype(ut, o::TCB, 0, CNODE, 0, 0, t, 1));
-    let ep = env.alloc_cap(o::ENDPOINT)?;
-    for i in 0..1500 {
-        ok!(cnode::mint(old, i, 11, CNODE, ep, ROOT_DEPTH, rights::ALL, i + 1));
-    }
+    let BigCNodeSetup { ut, full: old, second: new, tcb: t, ep } = big_cnode_setup(env, 4)?;
     ok!(userlib::tcb::set_space(t, 0, old, 0, VSPACE, 0));
     // Now the TCB's CSpace slot holds the old CNode's last cap.
     ok!(cnode::delete(CNODE, old, ROOT_DEPTH));

@@ -92,7 +92,7 @@ pub fn invoke_page_table(me: &mut Tcb, slot: u64, cap: Cap, m: &Msg) -> InvResul
                 return Err(Error::DeleteFirst);
             }
             *pte = Pte::new(base as usize, Flags::V);
-            crate::sched::tlb_changed();
+            crate::sched::tlb_changed(asid);
             let aligned = va as u64 & !((1u64 << (12 + 9 * level)) - 1);
             KSlots.set_cap(slot, Cap::PageTable { base, mapped: Some((asid, aligned)) });
             Ok(0)
@@ -216,7 +216,7 @@ pub fn invoke_frame(me: &mut Tcb, slot: u64, cap: Cap, m: &Msg) -> InvResult {
             if mapped.is_some() {
                 crate::sched::shootdown(Some(asid));
             } else {
-                crate::sched::tlb_changed();
+                crate::sched::tlb_changed(asid);
             }
             KSlots.set_cap(slot, Cap::Frame { base, size_bits, rights, mapped: Some((asid, va as u64)) });
             Ok(0)
