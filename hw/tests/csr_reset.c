@@ -37,6 +37,25 @@ int main(uint64_t hart) {
   CHECK_EQ(CSR_READ(CSR_UTVEC), 0x80002100, 19);
   CSR_WRITE(CSR_UTVEC, 0x80002101);            // vectored
   CHECK_EQ(CSR_READ(CSR_UTVEC), 0x80002101, 20);
+  // WARL fields, formed exactly like stvec/sepc (uintr-spec.md section 1): MODE >= 2 is not
+  // kept (bit 1 reads 0, so 2 reads as direct and 3 as vectored), a vectored base is
+  // 256-byte aligned, uepc bit 0 reads 0 (IALIGN 16)
+  static const uint64_t tvecs[] = {0x80002102, 0x80002103, 0x800021c3, 0x80002141, 0x800021fe, 0x80002100};
+  static const uint64_t tvec_read[] = {0x80002100, 0x80002101, 0x80002101, 0x80002101, 0x800021fc, 0x80002100};
+  for (int i = 0; i < 6; i++) {
+    CSR_WRITE(CSR_UTVEC, tvecs[i]);
+    CSR_WRITE(CSR_STVEC, tvecs[i]);
+    CHECK_EQ(CSR_READ(CSR_UTVEC), tvec_read[i], 40 + i);
+    CHECK_EQ(CSR_READ(CSR_UTVEC), CSR_READ(CSR_STVEC), 50 + i);
+  }
+  static const uint64_t epcs[] = {0x80001235, 0x80001237, 0x80001236, 0xffffffffffffffffull};
+  for (int i = 0; i < 4; i++) {
+    CSR_WRITE(CSR_UEPC, epcs[i]);
+    CSR_WRITE(CSR_SEPC, epcs[i]);
+    CHECK_EQ(CSR_READ(CSR_UEPC) & 1, 0, 60 + i);
+    CHECK_EQ(CSR_READ(CSR_UEPC), CSR_READ(CSR_SEPC), 64 + i);
+  }
+  CSR_WRITE(CSR_UTVEC, 0x80002101);
   CSR_WRITE(CSR_UTVAL, 0x1234);
   CHECK_EQ(CSR_READ(CSR_UTVAL), 0x1234, 21);
 

@@ -10,6 +10,9 @@
 //                  U trap vector that saves all 31 registers (hw/tests/common/start.S)
 //   send_to_utvec_self: the same on one hart (hart 0 sends to its own slot), so on one counter:
 //                  it should equal send_to_utvec, which shows the two harts' counters agree.
+//   round_trip_direct: round_trip with handlers whose uipi.read is directly followed by uret.
+// Spurious entries (the handler entered again after its read emptied the slot) are counted for
+// both handler forms and must be 0.
 // Check of the counter agreement: a memory flag is passed 0 -> 1 and 1 -> 0, each side
 // stamping rdcycle at store and at first sight; both differences must be positive, so the two
 // counters differ by less than the smaller of them (printed as counter_skew_bound_cycles).
@@ -49,8 +52,23 @@ asm(".text\n.balign 4\n.globl lat_vec\nlat_vec:\n"
     UIPI_ASM(UIPI_READ, t3, x0)
     "  or t2, t2, t3\n"
     "  bnez t3, 1f\n  la t6, spurious\n  li t3, 1\n  amoadd.d x0, t3, (t6)\n"
-    "1:" URET_ASM);
-extern char lat_vec[], pp_server_vec[], pp_client_vec[];
+    "1:" URET_ASM
+// The same ping-pong with handlers that end in the read directly followed by uret (nothing
+// uses the result, which would make uret wait for it); entries are counted, so an entry
+// beyond one per send is a spurious one (the wire still high at uret: hw/tests/uret_race.c).
+    ".balign 4\n.globl pp_server_direct_vec\npp_server_direct_vec:\n"
+    "  la t4, server_entries\n  ld t5, 0(t4)\n  addi t5, t5, 1\n  sd t5, 0(t4)\n"
+    UIPI_ASM(UIPI_SEND, x0, s11)
+    UIPI_ASM(UIPI_READ, t3, x0)
+    URET_ASM
+    ".balign 4\n.globl pp_client_direct_vec\npp_client_direct_vec:\n"
+    "  la t4, client_entries\n  ld t3, 0(t4)\n  addi t3, t3, 1\n  sd t3, 0(t4)\n"
+    "  li t2, 1\n"
+    UIPI_ASM(UIPI_READ, t3, x0)
+    URET_ASM);
+extern char lat_vec[], pp_server_vec[], pp_client_vec[], pp_server_direct_vec[], pp_client_direct_vec[];
+volatile uint64_t ready3, stop3, server_entries, client_entries;
+static uint64_t rtd[N];
 
 void u_trap(trap_frame* f) {                     // hart 1, behind u_trap_vector
   uint64_t t = rdcycle();
@@ -78,6 +96,10 @@ static uint64_t hart1(uint64_t arg) {
   ready2 = 1;
   asm volatile("mv s11, %2\n csrsi %0, 1\n 1: ld t0, %1\n beqz t0, 1b\n csrci %0, 1"
                :: "i"(CSR_USTATUS), "m"(stop2), "r"(0ull) : "t0", "t3", "t4", "s11", "memory");
+  CSR_WRITE(CSR_UTVEC, (uint64_t)pp_server_direct_vec);
+  ready3 = 1;
+  asm volatile("mv s11, %2\n csrsi %0, 1\n 1: ld t0, %1\n beqz t0, 1b\n csrci %0, 1"
+               :: "i"(CSR_USTATUS), "m"(stop3), "r"(0ull) : "t0", "t3", "t4", "t5", "s11", "memory");
   return 0;
 }
 
@@ -131,6 +153,19 @@ static uint64_t hart0(uint64_t arg) {
     rt[i] = c;
   }
   stop2 = 1;
+  while (!ready3) {}
+  CSR_WRITE(CSR_UTVEC, (uint64_t)pp_client_direct_vec);
+  for (int i = 0; i < N; i++) {
+    for (volatile int d = 0; d < 50; d++) {}
+    uint64_t c;
+    asm volatile("li t2, 0\n csrsi %1, 1\n rdcycle t6\n" UIPI_ASM(UIPI_SEND, x0, %2)
+                 "1: beqz t2, 1b\n rdcycle t5\n sub %0, t5, t6\n"
+                 "li t5, 30\n 2: addi t5, t5, -1\n bnez t5, 2b\n csrci %1, 1"   // room for a re-entry
+                 : "=&r"(c) : "i"(CSR_USTATUS), "r"(1ull) : "t2", "t3", "t4", "t5", "t6", "memory");
+    rtd[i] = c;
+  }
+  for (volatile int d = 0; d < 50; d++) {}
+  stop3 = 1;
   return 0;
 }
 
@@ -165,7 +200,13 @@ int main(uint64_t hart) {
   int64_t d01 = (int64_t)(t01_seen - t01_send), d10 = (int64_t)(t10_seen - t10_send);
   CHECK(d01 > 0 && d10 > 0, 4);
   result("counter_skew_bound_cycles", d01 < d10 ? d01 : d10);
+  report("round_trip_direct_cycles", rtd);
   result("spurious_entries", spurious);
+  uint64_t direct = (server_entries - N) + (client_entries - N);
+  result("spurious_entries_direct", direct);
   CHECK_EQ(recv_count, N, 3);
+  CHECK_EQ(spurious, 0, 5);
+  CHECK(server_entries >= N && client_entries >= N, 6);
+  CHECK_EQ(direct, 0, 7);
   return 0;
 }

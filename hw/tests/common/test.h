@@ -17,6 +17,8 @@
 #define CSR_SSTATUS 0x100
 #define CSR_SIE 0x104
 #define CSR_SIP 0x144
+#define CSR_STVEC 0x105
+#define CSR_SEPC 0x141
 #define CSR_CYCLE 0xC00
 #define CSR_INSTRET 0xC02
 

@@ -37,6 +37,11 @@ case class UINTCParams(
     s"UINTC slot count $nSlots must be in 1..${UINTCConsts.maxSlots}")
   require(nSlots * UINTCConsts.slotBytes <= UINTCConsts.regionSize)
   def address = AddressSet(baseAddress, UINTCConsts.regionSize - 1)
+  /** Cycles from the end of an operation that changed a slot (the uipi unit's response, the data
+    * of a HIGH read leaving the device) until the hart's mip.USIP shows it, at most: the slot's
+    * state register, the wire's register, `intStages`, and the tile's interrupt crossing register.
+    * The core waits that long before uret (core patch 0005, `UintrSettleCycles`). */
+  def settleCycles: Int = 3 + intStages
 }
 
 case object UINTCKey extends Field[Option[UINTCParams]](None)

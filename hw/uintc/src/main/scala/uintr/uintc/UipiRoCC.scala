@@ -156,11 +156,14 @@ class UipiRoCCModuleImp(outer: UipiRoCC)(implicit p: Parameters) extends LazyRoC
   io.fpu_resp.ready := true.B
 }
 
-/** Adds the uipi unit to every tile and makes the core trap on funct7 > 4 on its opcode. */
+/** Adds the uipi unit to every tile, makes the core trap on funct7 > 4 on its opcode, and makes
+  * uret wait for the UINTC's line to settle. */
 class WithUipiRoCC extends Config((site, here, up) => {
   case BuildRoCC => up(BuildRoCC, site) :+ ((q: Parameters) => {
     val uipi = LazyModule(new UipiRoCC(new OpcodeSet(Seq(UipiRoCC.opcode.U(7.W))))(q))
     uipi
   })
   case RoCCIllegalFunct7 => up(RoCCIllegalFunct7, site) :+ (UipiRoCC.opcode -> UipiRoCC.maxFunct7)
+  // uret waits until a handler's clearing read has reached this hart's USIP line (patch 0005)
+  case UintrSettleCycles => site(UINTCKey).map(_.settleCycles).getOrElse(0)
 })
