@@ -67,7 +67,11 @@ asm(".text\n.balign 4\n.globl lat_vec\nlat_vec:\n"
     UIPI_ASM(UIPI_READ, t3, x0)
     URET_ASM);
 extern char lat_vec[], pp_server_vec[], pp_client_vec[], pp_server_direct_vec[], pp_client_direct_vec[];
-volatile uint64_t ready3, stop3, server_entries, client_entries;
+volatile uint64_t ready3, stop3;
+// each handler's own counter, on a cache line of its own (no coherence miss in the handler)
+volatile uint64_t server_entries __attribute__((aligned(64)));
+volatile uint64_t client_entries __attribute__((aligned(64)));
+static uint64_t pad_after[8] __attribute__((aligned(64), used));
 static uint64_t rtd[N];
 
 void u_trap(trap_frame* f) {                     // hart 1, behind u_trap_vector
