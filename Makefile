@@ -35,7 +35,8 @@
 #                   (BINARY=flat-or-ELF CORES=4|1 MAX_CYCLES=N FST=file FST_START=N FST_END=N
 #                    CHECKED=1 for TileLink monitors and assertions; SIM_ARGS=+plusargs;
 #                    PROFILE=file [PROFILE_EVERY=N PROFILE_REGION=id] records where the cycles go,
-#                    also for sim-uintr and bench-lock; scripts/profile.py reads it)
+#                    also for sim-uintr and bench-lock; scripts/profile.py reads it;
+#                    DEBUG=1: debug module + JTAG for OpenOCD/GDB, port printed, hw/sim/README.md)
 #   make profile-ipc  where the cycles of a Call+ReplyRecv round trip go, per category and function
 #                   (4-hart RTL; IPC=same|other|cross; build/bench/profile-ipc-*.txt, folded stacks)
 #   make bitstream  FPGA flow (hw/fpga): everything up to Vivado, then Vivado where installed
@@ -76,6 +77,8 @@ FLASH ?= sd
 # Simulation knobs (hw/sim/README.md).
 CORES ?= 4
 SIM_CONFIG := $(if $(filter 1,$(CORES)),UintrSingleSimConfig,UintrQuadSimConfig)
+# DEBUG=1: the 4-core SoC with the debug module; the harness serves JTAG to OpenOCD (hw/sim/README.md)
+SIM_CONFIG := $(if $(DEBUG),UintrQuadSimDebugConfig,$(SIM_CONFIG))
 BINARY ?= $(IMAGE)
 MAX_CYCLES ?= 0
 FST ?=

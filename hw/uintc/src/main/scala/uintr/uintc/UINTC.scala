@@ -158,7 +158,8 @@ class UINTC(params: UINTCParams, beatBytes: Int)(implicit p: Parameters) extends
       val clear = mmioClear(s) || coreOp(UintcOp.read).foldLeft(false.B)(_ || _)
       pending(s) := Mux(clear, 0.U, pending(s)) | mmioSet(s) | coreSet
 
-      // Active: core ports in order, then MMIO; the last writer of the cycle wins.
+      // Active: core activates, then core deactivates (a deactivate wins), then MMIO LOW, then
+      // ACT; the last writer of the cycle wins.
       coreOp(UintcOp.activate).foreach   { h => when (h) { active(s) := true.B } }
       coreOp(UintcOp.deactivate).foreach { h => when (h) { active(s) := false.B } }
       when (mmioLow(s).valid) {
