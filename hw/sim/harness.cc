@@ -25,6 +25,9 @@
 #include "devices.h"
 #include "memory.h"
 #include "profiler.h"
+#ifdef SIM_JTAG
+#include "jtag.h"
+#endif
 #include "verilated.h"
 #include "verilated_syms.h"
 #include <algorithm>
@@ -129,7 +132,7 @@ int main(int argc, char** argv) {
   const char* image = plusarg(argc, argv, "image");
   if (!image || !*image) {
     fprintf(stderr, "usage: %s +image=FLAT_BINARY [+max-cycles=N] [+fst=FILE +fst-start=N +fst-end=N]\n"
-                    "          [+mem-latency=N] [+progress=N] [+inspect=N] [+uart-stdin]\n"
+                    "          [+mem-latency=N] [+progress=N] [+inspect=N] [+uart-stdin] [+jtag-port=N (debug config)]\n"
                     "          [+profile=FILE [+profile-every=N] [+profile-region=ID [+profile-region-any]]]\n", argv[0]);
     return 2;
   }
@@ -180,6 +183,15 @@ int main(int argc, char** argv) {
                 plusarg(argc, argv, "profile-region-any") != nullptr);
   signal(SIGINT, on_signal);
   signal(SIGUSR1, on_signal);
+#ifdef SIM_JTAG
+  // The debug config's JTAG DTM, driven by OpenOCD over remote bitbang (jtag.h). IDCODE fields
+  // as rocket-chip's own test harness sets them (version 1, manufacturer 0x489).
+  RemoteBitbang jtag(static_cast<uint16_t>(plusarg_u64(argc, argv, "jtag-port", 9823)));
+  if (!jtag.ok()) return 2;
+  top->debug_systemjtag_mfr_id = 0x489;
+  top->debug_systemjtag_part_number = 0;
+  top->debug_systemjtag_version = 1;
+#endif
 
   auto wall0 = std::chrono::steady_clock::now();
   auto last = wall0;
@@ -190,6 +202,18 @@ int main(int argc, char** argv) {
     dram.drive();
     mmio.drive();
     top->interrupts = uart.irq() ? 1u << (PLATFORM_IRQ_UART - 1) : 0;
+#ifdef SIM_JTAG
+    if (top->reset) {     // the DTM's reset is synchronous to TCK: clock it during reset
+      top->debug_systemjtag_reset = 1;
+      top->debug_systemjtag_jtag_TCK = cycle & 1;
+    } else {
+      jtag.tick(top->debug_systemjtag_jtag_TDO_data);
+      top->debug_systemjtag_reset = jtag.trst;
+      top->debug_systemjtag_jtag_TCK = jtag.tck;
+      top->debug_systemjtag_jtag_TMS = jtag.tms;
+      top->debug_systemjtag_jtag_TDI = jtag.tdi;
+    }
+#endif
     top->clock = 0;
     top->eval();
     dram.sample();

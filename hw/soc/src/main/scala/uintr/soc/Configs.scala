@@ -1,10 +1,11 @@
 package uintr.soc
 
 import freechips.rocketchip.config.Config
-import freechips.rocketchip.devices.debug.DebugModuleKey
+import freechips.rocketchip.devices.debug.{DebugModuleKey, DefaultDebugModuleParams, ExportDebug, JTAG}
 import freechips.rocketchip.devices.tilelink._
 import freechips.rocketchip.diplomacy.DTSTimebase
 import freechips.rocketchip.subsystem._
+import freechips.rocketchip.tile.XLen
 import uintr.platform.Platform
 import uintr.uintc.{UINTCKey, UINTCParams, WithUipiRoCC}
 
@@ -66,6 +67,15 @@ class WithoutDebugModule extends Config((site, here, up) => {
   case DebugModuleKey => None
 })
 
+/** The debug module back, behind a JTAG DTM whose pins are top-level ports
+  * (`debug_systemjtag_*`): the Verilator harness drives them from OpenOCD's remote-bitbang
+  * protocol (hw/sim/jtag.h, `make sim DEBUG=1`). Only the simulation config below uses it; the
+  * board configs keep [[WithoutDebugModule]] (the block design has no JTAG pins for it). */
+class WithUintrJtagDebug extends Config((site, here, up) => {
+  case DebugModuleKey => Some(DefaultDebugModuleParams(site(XLen)))
+  case ExportDebug => up(ExportDebug, site).copy(protocols = Set(JTAG))
+})
+
 class UintrBaseConfig extends Config(
   new WithUipiRoCC ++
   new WithUINTC ++
@@ -87,3 +97,5 @@ class UintrSingleConfig extends Config(new WithUintrCoreFreq ++ new WithNBigCore
 /** The Verilator harness's variants: the board SoC plus the harness exit device in its DTB. */
 class UintrQuadSimConfig extends Config(new WithSimExitDevice ++ new UintrQuadConfig)
 class UintrSingleSimConfig extends Config(new WithSimExitDevice ++ new UintrSingleConfig)
+/** The 4-core simulation SoC with the debug module and a JTAG DTM (GDB through OpenOCD). */
+class UintrQuadSimDebugConfig extends Config(new WithUintrJtagDebug ++ new UintrQuadSimConfig)
