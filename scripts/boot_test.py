@@ -178,9 +178,10 @@ SIM_MAX_CYCLES = 20_000_000
 SIM_MIN_HZ = 25_000
 
 
-# The suite's rtl-subset (user interrupts on the real UINTC) takes longer than the boot: ~53 M
-# cycles, ~25 min.
-SIM_SUITE_MAX_CYCLES = 80_000_000
+# The suite's rtl-subset (user interrupts on the real UINTC) takes longer than the boot: it
+# passed 80 M cycles at cf0302a (its round-trip benchmarks grew: bench_round_trip ~16 M), so
+# 100 M; the cross-address-space round trip left the subset (make sim-uintr still has it).
+SIM_SUITE_MAX_CYCLES = 100_000_000
 
 
 # The IPC benchmark's short sweep (make test) on the RTL: the whole run ends near 24 M cycles

@@ -192,7 +192,7 @@ mod rt {
             || name.starts_with("uintr_")
             || matches!(
                 name,
-                "bootinfo" | "debug_output" | "fastpath_call_replyrecv" | "bench_round_trip" | "bench_round_trip_other_space" | "timer_sleep_wakes_in_order"
+                "bootinfo" | "debug_output" | "fastpath_call_replyrecv" | "bench_round_trip" | "timer_sleep_wakes_in_order"
             )
     }
 
