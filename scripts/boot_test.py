@@ -7,6 +7,7 @@ console output, with a timeout. Exit status 0 only if every case passed.
       (the same image on the Verilator model of the SoC: the full-system RTL boot test)
 """
 import argparse
+import concurrent.futures
 import os
 import tomllib
 import re
@@ -219,13 +220,15 @@ def run_case(name, env, image, extra, want_status, check, sim=None):
     problems = [] if status == want_status else [f"exit status {status}, expected {want_status}"]
     problems += check(out)
     verdict = "ok" if not problems else "FAILED: " + "; ".join(problems)
-    print(f"boot-test {name:<28} {elapsed:5.1f}s  {verdict}", flush=True)
+    # One print per case, so cases running side by side (--jobs) do not interleave.
+    report = [f"boot-test {name:<28} {elapsed:5.1f}s  {verdict}"]
     if sim and not problems:
         # The harness's own summary: cycles and simulation speed, for the record.
-        print("  " + "\n  ".join(l for l in out.splitlines()
-                                 if l.startswith(("[sim] exit", "[sim] hart", "[kernel] boot complete", "[ktest] bench", "[ktest] uintr", "result "))), flush=True)
+        report.append("  " + "\n  ".join(l for l in out.splitlines()
+                                        if l.startswith(("[sim] exit", "[sim] hart", "[kernel] boot complete", "[ktest] bench", "[ktest] uintr", "result "))))
     if problems:
-        print("---- console ----\n" + out + "\n-----------------", flush=True)
+        report.append("---- console ----\n" + out + "\n-----------------")
+    print("\n".join(report), flush=True)
     return not problems
 
 
@@ -241,6 +244,8 @@ def main():
     ap.add_argument("--mem-image", help="the memory-allocator server's short run (QEMU)")
     ap.add_argument("--harts", type=int, default=4)
     ap.add_argument("--only")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="RTL cases run side by side (each simulation is one host thread); QEMU cases always run one at a time")
     args = ap.parse_args()
     if args.sim:
         todo = [c + (args.sim,) for c in sim_cases(args.image, args.sim, args.harts, args.suite_image, args.bench_image)]
@@ -254,7 +259,14 @@ def main():
             todo.append(("ipc-bench-smp4", {}, args.bench_image, [], 0, expect_our_firmware(IPC_BENCH_FULL)))
         if args.mem_image:
             todo.append(("mem-server-smp4", {}, args.mem_image, [], 0, expect_our_firmware(MEM_BENCH_QUICK)))
-    results = [run_case(*c) for c in todo if not args.only or c[0] == args.only]
+    todo = [c for c in todo if not args.only or c[0] == args.only]
+    if args.sim and args.jobs > 1:
+        # Longest first (the suite, then the benchmark), so the short boot shares the other core.
+        todo.sort(key=lambda c: -max([int(a.split("=", 1)[1]) for a in c[3] if a.startswith("+max-cycles=")] or [SIM_MAX_CYCLES]))
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
+            results = list(ex.map(lambda c: run_case(*c), todo))
+    else:
+        results = [run_case(*c) for c in todo]
     if not results:
         sys.exit(f"no case named {args.only}")
     print(f"boot-test: {sum(results)}/{len(results)} passed")
