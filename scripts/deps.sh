@@ -44,7 +44,14 @@ if ! command -v rustup >/dev/null; then
   chmod +x /tmp/rustup-init
   /tmp/rustup-init -y --profile minimal --default-toolchain stable --no-modify-path
 fi
-installed=$(rustup target list --installed)
+# The pinned toolchain (rust-toolchain.toml), with its components and targets.
+pinned=$(sed -n 's/^channel *= *"\(.*\)"/\1/p' "$(dirname "$0")/../rust-toolchain.toml")
+rustup toolchain list | grep -q "^$pinned-" || rustup toolchain install "$pinned" --profile minimal --component rustfmt,clippy
+installed=$(rustup +"$pinned" target list --installed)
 for t in "${RUST_TARGETS[@]}"; do
-  grep -qx "$t" <<<"$installed" || rustup target add "$t"
+  grep -qx "$t" <<<"$installed" || rustup +"$pinned" target add "$t"
+done
+comps=$(rustup +"$pinned" component list --installed)
+for c in rustfmt clippy; do
+  grep -q "^$c" <<<"$comps" || rustup +"$pinned" component add "$c"
 done

@@ -522,10 +522,10 @@ pub fn deadlines_on_every_hart(env: &mut Env) -> TResult {
     }
     let all_done = || (0..harts).all(|h| CFG[h].result.load(SeqCst) != 0);
     ensure!(wait_until(20 * unit + 2 * late, all_done), "helpers did not finish");
-    for h in 0..harts {
-        let r = CFG[h].result.load(SeqCst);
+    for (h, cfg) in CFG.iter().enumerate().take(harts) {
+        let r = cfg.result.load(SeqCst);
         ensure!(r == 1, "helper on hart index {} failed at line {}", h, r - 2);
-        ensure_eq!(CFG[h].woke_hart.load(SeqCst), env.bi.hart_ids[h], "the helper ran on its hart");
+        ensure_eq!(cfg.woke_hart.load(SeqCst), env.bi.hart_ids[h], "the helper ran on its hart");
     }
     ensure!(st(stat::DEADLINES_FIRED) >= fired + harts, "kernel deadlines fired: {}", st(stat::DEADLINES_FIRED) - fired);
     ensure_eq!(st(stat::DEADLINES_ARMED), base, "left armed");
