@@ -237,6 +237,10 @@ pub mod object {
     pub const REPLY: usize = 13;
     pub const DEBUG_CONTROL: usize = 14;
     pub const UINTR_CONTROL: usize = 15;
+    /// Ours: a thread's U-notification sender table (`label::SENDER_TABLE_BIND`), retyped
+    /// from an Untyped like every other object so that what a domain sends with is charged
+    /// to its own memory.
+    pub const UINTR_SENDER_TABLE: usize = 16;
 
     /// Ours is larger than seL4's 2^10: the TCB carries the full user-interrupt state too.
     pub const TCB_BITS: usize = 11;
@@ -250,6 +254,9 @@ pub mod object {
     pub const GIGA_PAGE_BITS: usize = 30;
     pub const PAGE_TABLE_BITS: usize = 12;
     pub const ASID_POOL_BITS: usize = 12;
+    /// A sender table: the entry page the hardware reads (`uintr::SENDER_ENTRIES` words, page
+    /// aligned), two pages of the kernel's per-entry bookkeeping and a header page.
+    pub const UINTR_SENDER_TABLE_BITS: usize = 14;
     pub const MIN_UNTYPED_BITS: usize = 4;
     pub const MAX_UNTYPED_BITS: usize = 38;
     /// ASIDs per pool and pools (seL4 on RISC-V: 2^9 each... ours keeps 2^9 per pool, 2^7 pools).
@@ -322,13 +329,13 @@ pub mod label {
     /// source stays masked until Ack, as for any handler. Works on every machine.
     pub const IRQ_SET_UINTR: usize = 41;
     /// Ours: on the UintrControl cap (`init_cap::UINTR_CONTROL`), extra cap 0 = a TCB, MR0 =
-    /// grants (`uintr::GRANT_*` bits): what user-interrupt hardware the thread may hold. A
-    /// UINTC receiver slot (NotificationRegisterReceiver for a notification bound to it) needs
-    /// `GRANT_RECEIVE`, a sender table (its first NotificationRegisterSender) `GRANT_SEND`;
-    /// without them those fail with IllegalOperation. Withdrawing a grant frees what the
-    /// thread holds under it. New threads have none; the root task has both. Both resources
-    /// are fixed pools of the hardware (`BootInfo::uintr_slots`, 64 sender tables): the holder
-    /// of UintrControl decides who may use them, so no thread can starve another.
+    /// grants (`uintr::GRANT_*` bits): whether the thread may hold a UINTC receiver slot
+    /// (NotificationRegisterReceiver for a notification bound to it needs `GRANT_RECEIVE`;
+    /// IllegalOperation without). Withdrawing the grant frees the slot it holds. New threads
+    /// have none; the root task has it. The slots are a fixed pool of the hardware
+    /// (`BootInfo::uintr_slots`): the holder of UintrControl decides who may use them, so no
+    /// thread can starve another. Sender tables are not granted: they are objects retyped from
+    /// the sender's own Untyped (`object::UINTR_SENDER_TABLE`).
     pub const UINTR_CONTROL_GRANT: usize = 42;
     /// Ours (async system calls, [`super::asys`]): on a TCB cap, register that thread's syscall
     /// buffer. MR0 = request ring offset in extra cap 0's frame, MR1 = its capacity, MR2 =
@@ -336,6 +343,14 @@ pub mod label {
     pub const TCB_REGISTER_SYSCALL_BUFFER: usize = 43;
     /// Ours: on a TCB cap, drop its syscall buffer (and the kernel's frame copies).
     pub const TCB_UNREGISTER_SYSCALL_BUFFER: usize = 44;
+    /// Ours: on a UintrSenderTable cap, extra cap 0 = a TCB: the table becomes that thread's
+    /// sender table (its `suist`), where NotificationRegisterSender puts entries for it.
+    /// IllegalOperation if the table or the thread already has one bound.
+    pub const SENDER_TABLE_BIND: usize = 45;
+    /// Ours: on a UintrSenderTable cap: unbind it from its thread; every entry in it is freed
+    /// (the sender caps that registered them keep no entry). IllegalOperation if unbound.
+    /// Deleting the table's last cap (or revoking its Untyped) does the same.
+    pub const SENDER_TABLE_UNBIND: usize = 46;
 }
 
 /// Async system calls (ours, issue #18): a thread's syscall buffer is two `aring` rings of
@@ -408,9 +423,9 @@ pub mod asys {
 
 /// User interrupts (uintr-spec.md): how the kernel provides them and the U-notification rules.
 pub mod uintr {
-    /// `label::UINTR_CONTROL_GRANT` bits.
+    /// `label::UINTR_CONTROL_GRANT` bits (bit 1, the old sender-table grant, is gone: sender
+    /// tables are objects now, `object::UINTR_SENDER_TABLE`).
     pub const GRANT_RECEIVE: usize = 1;
-    pub const GRANT_SEND: usize = 2;
     /// `BootInfo::uintr_mode`: no user interrupts at all.
     pub const MODE_NONE: usize = 0;
     /// No UINTC: the kernel traps and emulates the CSRs, `uipi.*` and `uret` (same behaviour,

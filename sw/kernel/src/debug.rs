@@ -104,5 +104,6 @@ fn identify(c: &Cap) -> usize {
         Cap::Reply { .. } => object::REPLY,
         Cap::DebugControl => object::DEBUG_CONTROL,
         Cap::UintrControl => object::UINTR_CONTROL,
+        Cap::SenderTable { .. } => object::UINTR_SENDER_TABLE,
     }
 }

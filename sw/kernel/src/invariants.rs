@@ -9,6 +9,10 @@
 //! * address spaces: every user page-table entry is vouched for by a capability that records
 //!   that very mapping (a table by a PageTable cap, a page by a Frame cap of its size), so no
 //!   freed table or kernel memory is reachable from user mode.
+//! * sender tables: every registered sender cap's handle names a live table whose entry
+//!   records that very cap slot and notification, and every entry of every live table is
+//!   owned by such a cap; a table's thread names it back, its count is right, and it is an
+//!   object some cap vouches for;
 //! * kernel deadlines: each hart's list is well linked, sorted, made of live threads that say
 //!   they are on it, and its head is what the hart's timer expects
 //!   (`deadline::check`).
@@ -22,6 +26,7 @@ use caps::{cap::PT_ROOT, cdt, Cap, SlotRef, Slots, NO_SLOT};
 use sv39::{Pte, ENTRIES};
 
 const MAX_CNODES: usize = 1024;
+const MAX_TABLES: usize = 1024;
 const MAX_OBJECTS: usize = 8192;
 
 /// One capability to an object with memory, as the memory and mapping checks need it.
@@ -42,11 +47,14 @@ struct Tables {
     ncnodes: usize,
     objs: [Obj; MAX_OBJECTS],
     nobjs: usize,
+    /// Live sender tables, sorted (from the kernel's list, before the slots are walked).
+    tables: [u64; MAX_TABLES],
+    ntables: usize,
     truncated: bool,
 }
 
 static TABLES: KCell<Tables> =
-    KCell::new(Tables { cnodes: [(0, 0); MAX_CNODES], ncnodes: 0, objs: [Obj { base: 0, len: 0, kind: 0, size_bits: 0, mapped: None }; MAX_OBJECTS], nobjs: 0, truncated: false });
+    KCell::new(Tables { cnodes: [(0, 0); MAX_CNODES], ncnodes: 0, objs: [Obj { base: 0, len: 0, kind: 0, size_bits: 0, mapped: None }; MAX_OBJECTS], nobjs: 0, tables: [0; MAX_TABLES], ntables: 0, truncated: false });
 
 /// What a check found.
 pub struct Report {
@@ -77,6 +85,16 @@ pub fn check() -> Report {
     tb.nobjs = 0;
     tb.truncated = false;
     let mut c = Checker { report: Report { slots: 0, violations: 0, truncated: false } };
+    tb.ntables = 0;
+    crate::uintr::for_each_sender_table(|table, _, _, _, _| {
+        if tb.ntables < MAX_TABLES {
+            tb.tables[tb.ntables] = table;
+            tb.ntables += 1;
+        } else {
+            tb.truncated = true;
+        }
+    });
+    tb.tables[..tb.ntables].sort_unstable();
 
     // Slots: each thread's own, then the CNodes reachable from them, breadth first.
     tcb::for_each(|t| {
@@ -93,6 +111,7 @@ pub fn check() -> Report {
         }
     }
     check_overlaps(&mut c, tb);
+    check_sender_tables(&mut c, tb);
     asid::for_each_vspace(|a, root| check_vspace(&mut c, tb, a, root));
     crate::deadline::check(&mut |a| c.violation(a));
     c.report.truncated = tb.truncated;
@@ -126,7 +145,62 @@ fn visit_slot(c: &mut Checker, tb: &mut Tables, s: SlotRef) {
     if let Cap::Untyped { base, size_bits, free_index, .. } = slot.cap {
         check_untyped(c, s, base, size_bits, free_index);
     }
+    if let Cap::Notification { obj, uintr, .. } = slot.cap {
+        if uintr != 0 {
+            check_sender_cap(c, tb, s, obj, uintr);
+        }
+    }
     record(tb, slot.cap);
+}
+
+/// A registered sender cap's entry is live and records this cap.
+fn check_sender_cap(c: &mut Checker, tb: &Tables, s: SlotRef, ntfn: u64, handle: u64) {
+    let (table, index) = crate::uintr::decode_sender_handle(handle);
+    if tb.tables[..tb.ntables].binary_search(&table).is_err() {
+        if tb.ntables < MAX_TABLES {
+            c.violation(format_args!("sender cap in {s:#x}: handle {handle:#x} names no live sender table"));
+        }
+        return;
+    }
+    if index >= abi::uintr::SENDER_ENTRIES {
+        c.violation(format_args!("sender cap in {s:#x}: handle {handle:#x} past the table"));
+        return;
+    }
+    let (n, slot) = crate::uintr::sender_entry_meta(table, index);
+    if n != ntfn || slot != s {
+        c.violation(format_args!("sender cap in {s:#x} (notification {ntfn:#x}): its entry {handle:#x} records notification {n:#x}, slot {slot:#x}"));
+    }
+}
+
+/// Each live sender table: its entries belong to caps that name them, its count is right, its
+/// thread names it, and a cap vouches for its memory.
+fn check_sender_tables(c: &mut Checker, tb: &Tables) {
+    let objs = &tb.objs[..tb.nobjs];
+    crate::uintr::for_each_sender_table(|table, owner, used, hwm, entries| {
+        if !caps_at(objs, table).iter().any(|o| o.kind == abi::object::UINTR_SENDER_TABLE as u8) && !tb.truncated {
+            c.violation(format_args!("sender table {table:#x}: no cap to it"));
+        }
+        // SAFETY: a table's owner is live (its destruction unbinds the table).
+        if let Some(t) = unsafe { owner.as_ref() } {
+            if t.uintr.table != table {
+                c.violation(format_args!("sender table {table:#x}: its thread names table {:#x}", t.uintr.table));
+            }
+        }
+        let mut n = 0;
+        for (i, ntfn, slot) in entries {
+            n += 1;
+            if i >= hwm as usize {
+                c.violation(format_args!("sender table {table:#x}: entry {i} at or above its high-water mark {hwm}"));
+            }
+            let ok = matches!(KSlots.get(slot).cap, Cap::Notification { obj, uintr, .. } if obj == ntfn && uintr == table | i as u64);
+            if !ok {
+                c.violation(format_args!("sender table {table:#x}: entry {i} (notification {ntfn:#x}) is not held by the cap in {slot:#x}"));
+            }
+        }
+        if n != used as usize {
+            c.violation(format_args!("sender table {table:#x}: {n} entries, counted {used}"));
+        }
+    });
 }
 
 /// Every descendant of the Untyped in `s` lies inside it, below its watermark.

@@ -273,7 +273,7 @@ pub fn create(m: &devtree::Machine) -> Result<bool, LoadError> {
     t.prio = abi::sched::ROOT_PRIORITY as u8;
     t.mcp = abi::sched::ROOT_PRIORITY as u8;
     t.is_root = true;
-    t.uintr_grants = (abi::uintr::GRANT_RECEIVE | abi::uintr::GRANT_SEND) as u8;
+    t.uintr_grants = abi::uintr::GRANT_RECEIVE as u8;
     t.ctx.sepc = entry;
     t.ctx.regs[2] = layout::ROOT_STACK_TOP;
     t.ctx.regs[10] = layout::ROOT_BOOTINFO;

@@ -133,6 +133,7 @@ pub fn invoke(me: &mut Tcb, cap: Cap, slot: u64, m: &Msg) -> object::InvResult {
         Cap::AsidPool { .. } => object::asid::invoke_pool(me, cap, m),
         Cap::IrqControl => object::irq::invoke_control(me, m),
         Cap::UintrControl => crate::uintr::invoke_control(me, m),
+        Cap::SenderTable { base } => crate::uintr::invoke_sender_table(me, base, m),
         Cap::IrqHandler { .. } => object::irq::invoke_handler(me, cap, m),
         _ => Err(caps::Error::InvalidCapability(0)),
     }

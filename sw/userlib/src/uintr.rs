@@ -30,14 +30,27 @@ pub fn register_receiver(ntfn: usize) -> Result<usize> {
     Ok(invoke(ntfn, label::NOTIFICATION_REGISTER_RECEIVER, &[], &[])?.mr(0))
 }
 
-/// NotificationRegisterSender: an entry in `tcb`'s sender table that sends vector `badge of
+/// SenderTableBind: make `table` (a UintrSenderTable cap, `abi::object::UINTR_SENDER_TABLE`
+/// retyped from the caller's Untyped) thread `tcb`'s sender table. A thread needs one before
+/// [`register_sender`] can give it entries.
+pub fn sender_table_bind(table: usize, tcb: usize) -> Result<()> {
+    invoke(table, label::SENDER_TABLE_BIND, &[], &[tcb]).map(|_| ())
+}
+
+/// SenderTableUnbind: detach `table` from its thread; every entry in it is freed.
+pub fn sender_table_unbind(table: usize) -> Result<()> {
+    invoke(table, label::SENDER_TABLE_UNBIND, &[], &[]).map(|_| ())
+}
+
+/// NotificationRegisterSender: an entry in `tcb`'s sender table (bound with
+/// [`sender_table_bind`]) that sends vector `badge of
 /// ntfn` to the notification's receiver. Returns the entry index for [`send`].
 pub fn register_sender(ntfn: usize, tcb: usize) -> Result<usize> {
     Ok(invoke(ntfn, label::NOTIFICATION_REGISTER_SENDER, &[], &[tcb])?.mr(0))
 }
 
-/// UintrControl_Grant: let thread `tcb` hold a UINTC receiver slot and/or a sender table
-/// (`abi::uintr::GRANT_*`); 0 withdraws both and frees what it holds. `control` is the
+/// UintrControl_Grant: let thread `tcb` hold a UINTC receiver slot
+/// (`abi::uintr::GRANT_RECEIVE`); 0 withdraws it and frees the slot it holds. `control` is the
 /// UintrControl cap (the root task's is `abi::init_cap::UINTR_CONTROL`).
 pub fn grant(control: usize, tcb: usize, grants: usize) -> Result<()> {
     invoke(control, label::UINTR_CONTROL_GRANT, &[grants], &[tcb]).map(|_| ())

@@ -86,6 +86,7 @@ pub fn obj_bits(t: usize, size_bits: usize) -> usize {
         object::PAGE_4K => object::PAGE_BITS,
         object::MEGA_PAGE => object::MEGA_PAGE_BITS,
         object::PAGE_TABLE => object::PAGE_TABLE_BITS,
+        object::UINTR_SENDER_TABLE => object::UINTR_SENDER_TABLE_BITS,
         _ => 0,
     }
 }
@@ -289,6 +290,13 @@ impl Env {
         Err(fail(format_args!("no Untyped left for type {} size {}", t, size_bits)))
     }
 
+    /// A sender table from our memory, bound to thread `tcb`; returns its cap.
+    pub fn sender_table(&mut self, tcb: usize) -> Result<usize, Fail> {
+        let table = self.alloc_cap(object::UINTR_SENDER_TABLE)?;
+        ok_env(userlib::uintr::sender_table_bind(table, tcb), "SenderTableBind")?;
+        Ok(table)
+    }
+
     pub fn alloc_cap(&mut self, t: usize) -> Result<usize, Fail> {
         self.alloc(t, 0).map(|o| o.cptr)
     }
@@ -389,10 +397,10 @@ impl Env {
             )?;
         }
         ok_env(tcb::set_sched_params(t, ROOT_TCB, cfg.mcp, cfg.prio), "SetSchedParams")?;
-        // Helpers may take user-interrupt resources like the root task (tests that check the
-        // grants make their threads themselves).
-        let all = abi::uintr::GRANT_RECEIVE | abi::uintr::GRANT_SEND;
-        ok_env(userlib::uintr::grant(abi::init_cap::UINTR_CONTROL, t, all), "UintrControl_Grant")?;
+        // Helpers may take a receiver slot like the root task and have a sender table of their
+        // own (tests that check the grant or the tables make their threads themselves).
+        ok_env(userlib::uintr::grant(abi::init_cap::UINTR_CONTROL, t, abi::uintr::GRANT_RECEIVE), "UintrControl_Grant")?;
+        self.sender_table(t)?;
         if let Some(a) = cfg.affinity {
             ok_env(tcb::set_affinity(t, a), "SetAffinity")?;
         }

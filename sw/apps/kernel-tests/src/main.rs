@@ -143,6 +143,7 @@ mod rt {
         ("isolation_receive_depth_out_of_range", crate::t_isolation::receive_depth_out_of_range),
         ("isolation_read_registers_without_buffer", crate::t_isolation::read_registers_without_buffer),
         ("isolation_uintr_resources_need_a_grant", crate::t_isolation::uintr_resources_need_a_grant),
+        ("isolation_sender_tables_from_untyped", crate::t_isolation::sender_tables_from_untyped),
         ("process_start_from_module", crate::t_process::start_from_module),
         ("async_same_hart_many_coroutines", crate::t_async::same_hart_many_coroutines),
         ("async_cross_hart_busy_polling", crate::t_async::cross_hart_busy_polling),
@@ -206,6 +207,10 @@ mod rt {
         match env.alloc_cap(abi::object::NOTIFICATION) {
             Ok(n) => PARK.store(n, Ordering::SeqCst),
             Err(f) => println!("[ktest] cannot create the park notification: {}", f.as_str()),
+        }
+        // The root task sends U-notifications through a table from its own memory.
+        if let Err(f) = env.sender_table(abi::init_cap::TCB) {
+            println!("[ktest] cannot give the root task a sender table: {}", f.as_str());
         }
         let (mut passed, mut failed, mut skipped) = (0, 0, 0);
         for (name, test) in tests() {

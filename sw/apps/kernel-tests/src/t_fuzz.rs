@@ -76,6 +76,7 @@ fn word(r: &mut Rng) -> usize {
         4 => SANDBOX_VA + r.below(8) * (1 << 21) + r.below(4096),
         5 => [usize::MAX, usize::MAX - 1, 1 << 63, 1 << 38, (1 << 38) - 4096][r.below(5)],
         6 => r.below(16),
+        7 if r.chance(15) => o::UINTR_SENDER_TABLE,
         7 => o::PAGE_TABLE.min(r.below(12)),
         _ => r.next() as usize,
     }
@@ -136,7 +137,16 @@ fn step(r: &mut Rng, may_receive: bool, before: &mut dyn FnMut(&Op)) -> Op {
         }
         return op;
     }
-    op.label = if r.chance(3) { r.below(64) } else { 1 + r.below(l::IRQ_SET_UINTR) };
+    // Every kernel invocation label (seL4's, the RISC-V ones, U-notification registration and
+    // sender-table binding), now and then any label at all.
+    op.label = if r.chance(3) {
+        r.below(64)
+    } else {
+        match r.below(l::IRQ_SET_UINTR + 2) {
+            x if x < l::IRQ_SET_UINTR => 1 + x,
+            x => l::SENDER_TABLE_BIND + x - l::IRQ_SET_UINTR,
+        }
+    };
     for a in op.args.iter_mut() {
         *a = word(r);
     }
@@ -167,17 +177,18 @@ fn step(r: &mut Rng, may_receive: bool, before: &mut dyn FnMut(&Op)) -> Op {
 }
 
 /// The fuzz CSpace: Untypeds to retype from (a copy of one, an Untyped made from the other;
-/// the originals in the root's CSpace are the cleanup handles), a sandbox VSpace with an ASID, one object of each kind, the CNode
+/// the originals in the root's CSpace are the cleanup handles), a sandbox VSpace with an ASID,
+/// one object of each kind (a sender table too), the CNode
 /// itself and the debug cap. Returns (fuzz CNode, Untyped 1, Untyped 2, sandbox VSpace).
 fn setup(env: &mut Env) -> Result<(usize, usize, usize, usize), Fail> {
     let f = env.alloc(o::CNODE, F_BITS)?.cptr;
     let u1 = env.alloc(o::UNTYPED, 20)?.cptr;
-    let u2 = env.alloc(o::UNTYPED, 16)?.cptr;
+    let u2 = env.alloc(o::UNTYPED, 17)?.cptr;
     let vs = env.alloc_cap(o::PAGE_TABLE)?;
     ok!(vspace::asid_pool_assign(abi::init_cap::ASID_POOL, vs));
     let all = userlib::invoke::rights::ALL;
     ok!(cnode::copy(f, 0, F_BITS, CNODE, u1, ROOT_DEPTH, all));
-    let kinds = [o::TCB, o::ENDPOINT, o::NOTIFICATION, o::PAGE_4K, o::PAGE_TABLE, o::PAGE_4K, o::CNODE, o::UNTYPED];
+    let kinds = [o::TCB, o::ENDPOINT, o::NOTIFICATION, o::PAGE_4K, o::PAGE_TABLE, o::PAGE_4K, o::CNODE, o::UNTYPED, o::UINTR_SENDER_TABLE];
     for (i, &k) in kinds.iter().enumerate() {
         let bits = match k {
             o::CNODE => 3,

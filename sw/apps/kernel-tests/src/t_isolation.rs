@@ -220,9 +220,8 @@ extern "C" fn read_regs_no_buffer(_: usize) -> ! {
     park()
 }
 
-/// The user-interrupt hardware's fixed pools (UINTC receiver slots, sender tables) are handed
-/// out by UintrControl: a thread without a grant cannot take any, so it cannot starve others;
-/// withdrawing a grant frees what the thread holds.
+/// The UINTC's receiver slots are a fixed pool handed out by UintrControl: a thread without a
+/// grant cannot take any, so it cannot starve others; withdrawing a grant frees its slot.
 pub fn uintr_resources_need_a_grant(env: &mut Env) -> TResult {
     use abi::{stat, uintr as u};
     use userlib::uintr;
@@ -234,36 +233,121 @@ pub fn uintr_resources_need_a_grant(env: &mut Env) -> TResult {
     let n = env.alloc_cap(o::NOTIFICATION)?;
     ok!(tcb::bind_notification(t, n));
     let slots0 = gauge(stat::UINTR_SLOTS_USED);
-    let tables0 = gauge(stat::UINTR_TABLES_USED);
-    // No grant: neither a slot nor a table, however often it asks.
+    // No grant: no slot, however often it asks.
     for _ in 0..100 {
         expect_err!(uintr::register_receiver(n), e::ILLEGAL_OPERATION);
     }
-    let m = env.mint(n, rights::ALL, 5)?;
-    expect_err!(uintr::register_sender(m, t), e::ILLEGAL_OPERATION);
     ensure_eq!(gauge(stat::UINTR_SLOTS_USED), slots0, "slots used after refused registrations");
-    ensure_eq!(gauge(stat::UINTR_TABLES_USED), tables0, "tables used after refused registrations");
-    // Only UintrControl grants; a copy of it cannot be made, and bad grant bits are refused.
+    // Only UintrControl grants; a copy of it cannot be made, and bad grant bits (the old
+    // sender-table bit 2 included) are refused.
     let s = env.slot()?;
     expect_err!(cnode::copy(CNODE, s, ROOT_DEPTH, CNODE, ic::UINTR_CONTROL, ROOT_DEPTH, rights::ALL), e::ILLEGAL_OPERATION);
     expect_err!(uintr::grant(t, t, u::GRANT_RECEIVE), e::ILLEGAL_OPERATION);
     expect_err!(uintr::grant(ic::UINTR_CONTROL, n, u::GRANT_RECEIVE), e::INVALID_CAPABILITY);
     expect_err!(uintr::grant(ic::UINTR_CONTROL, t, 4), e::INVALID_ARGUMENT);
-    // Granted: both work.
-    ok!(uintr::grant(ic::UINTR_CONTROL, t, u::GRANT_RECEIVE | u::GRANT_SEND));
+    expect_err!(uintr::grant(ic::UINTR_CONTROL, t, 2), e::INVALID_ARGUMENT);
+    // Granted: it works.
+    ok!(uintr::grant(ic::UINTR_CONTROL, t, u::GRANT_RECEIVE));
     ok!(uintr::register_receiver(n));
-    ok!(uintr::register_sender(m, t));
     ensure_eq!(gauge(stat::UINTR_SLOTS_USED), slots0 + 1, "slots used after a granted registration");
-    ensure_eq!(gauge(stat::UINTR_TABLES_USED), tables0 + 1, "tables used after a granted registration");
-    // Withdrawn: the slot and the table go back at once, and stay refused.
+    // Withdrawn: the slot goes back at once, and stays refused.
     ok!(uintr::grant(ic::UINTR_CONTROL, t, 0));
     ensure_eq!(gauge(stat::UINTR_SLOTS_USED), slots0, "slots used after the grant was withdrawn");
-    ensure_eq!(gauge(stat::UINTR_TABLES_USED), tables0, "tables used after the grant was withdrawn");
     expect_err!(uintr::register_receiver(n), e::ILLEGAL_OPERATION);
-    let m2 = env.mint(n, rights::ALL, 6)?;
-    expect_err!(uintr::register_sender(m2, t), e::ILLEGAL_OPERATION);
-    // The stale entry handle in `m` is harmless to delete.
-    ok!(cnode::delete(CNODE, m, ROOT_DEPTH));
+    // Granted again, the slot goes with the notification's deletion.
+    ok!(uintr::grant(ic::UINTR_CONTROL, t, u::GRANT_RECEIVE));
+    ok!(uintr::register_receiver(n));
+    ok!(cnode::delete(CNODE, n, ROOT_DEPTH));
+    ensure_eq!(gauge(stat::UINTR_SLOTS_USED), slots0, "slots used after deleting the notification");
     ok!(cnode::delete(CNODE, t, ROOT_DEPTH));
+    check_invariants()
+}
+
+/// Sender tables are objects retyped from the sender's own Untyped, not a kernel pool: a
+/// thread with no table gets no entry (and there is nothing global to take one from), one
+/// domain exhausting its Untyped (or making more tables than the old pool of 64 had) stops
+/// nobody else, and deleting a table, its thread or revoking its Untyped takes back the table
+/// and every entry in it, the sender caps' handles too (wherever the caps moved).
+pub fn sender_tables_from_untyped(env: &mut Env) -> TResult {
+    use abi::stat;
+    use userlib::uintr;
+    let gauge = |w| syscall::debug_stat(w);
+    let (tables0, entries0) = (gauge(stat::UINTR_TABLES_USED), gauge(stat::UINTR_ENTRIES_USED));
+    let tbits = o::UINTR_SENDER_TABLE_BITS;
+    let n = env.alloc_cap(o::NOTIFICATION)?;
+    // A thread with no table: no entry, and nothing taken from anywhere.
+    let t = env.alloc_cap(o::TCB)?;
+    let m = env.mint(n, rights::ALL, 5)?;
+    for _ in 0..100 {
+        expect_err!(uintr::register_sender(m, t), e::ILLEGAL_OPERATION);
+    }
+    ensure_eq!(gauge(stat::UINTR_TABLES_USED), tables0, "tables after refused registrations");
+    ensure_eq!(gauge(stat::UINTR_ENTRIES_USED), entries0, "entries after refused registrations");
+    // Domain A: an Untyped too small for a table, then one just big enough, used up.
+    let small = env.alloc(o::UNTYPED, tbits - 1)?.cptr;
+    let tb = env.slot()?;
+    expect_err!(untyped::retype(small, o::UINTR_SENDER_TABLE, 0, CNODE, 0, 0, tb, 1), e::NOT_ENOUGH_MEMORY);
+    let ua = env.alloc(o::UNTYPED, tbits)?.cptr;
+    ok!(untyped::retype(ua, o::UINTR_SENDER_TABLE, 0, CNODE, 0, 0, tb, 1));
+    ensure!(identify(tb) == Some(o::UINTR_SENDER_TABLE), "the table's cap type: {:?}", identify(tb));
+    ensure_eq!(gauge(stat::UINTR_TABLES_USED), tables0 + 1, "tables after a retype");
+    let tb2 = env.slot()?;
+    expect_err!(untyped::retype(ua, o::UINTR_SENDER_TABLE, 0, CNODE, 0, 0, tb2, 1), e::NOT_ENOUGH_MEMORY);
+    // Domain B, with its own Untyped, makes more tables than the old global pool held.
+    const MANY: usize = 80;
+    let ub = env.alloc(o::UNTYPED, tbits + 7)?.cptr;
+    let many = env.slots(MANY)?;
+    for i in 0..MANY {
+        ok!(untyped::retype(ub, o::UINTR_SENDER_TABLE, 0, CNODE, 0, 0, many + i, 1));
+    }
+    ensure_eq!(gauge(stat::UINTR_TABLES_USED), tables0 + 1 + MANY, "tables after domain B's retypes");
+    // Binding: one table per thread, one thread per table; only a TCB.
+    expect_err!(uintr::sender_table_unbind(tb), e::ILLEGAL_OPERATION);
+    expect_err!(uintr::sender_table_bind(tb, n), e::INVALID_CAPABILITY);
+    ok!(uintr::sender_table_bind(tb, t));
+    expect_err!(uintr::sender_table_bind(tb, t), e::ILLEGAL_OPERATION);
+    expect_err!(uintr::sender_table_bind(many, t), e::ILLEGAL_OPERATION);
+    let t2 = env.alloc_cap(o::TCB)?;
+    expect_err!(uintr::sender_table_bind(tb, t2), e::ILLEGAL_OPERATION);
+    ok!(uintr::sender_table_bind(many, t2));
+    // Entries: the cap moves, and the table's side follows it.
+    let i0 = ok!(uintr::register_sender(m, t));
+    let m2 = env.mint(n, rights::ALL, 6)?;
+    let i1 = ok!(uintr::register_sender(m2, t));
+    ensure!(i0 != i1, "two entries share index {}", i0);
+    let m3 = env.mint(n, rights::ALL, 7)?;
+    ok!(uintr::register_sender(m3, t2));
+    ensure_eq!(gauge(stat::UINTR_ENTRIES_USED), entries0 + 3, "entries after three registrations");
+    let moved = env.slot()?;
+    ok!(cnode::move_(CNODE, moved, ROOT_DEPTH, CNODE, m, ROOT_DEPTH));
+    check_invariants()?;
+    // Unbind frees every entry, and the caps (the moved one too) may register again.
+    ok!(uintr::sender_table_unbind(tb));
+    ensure_eq!(gauge(stat::UINTR_ENTRIES_USED), entries0 + 1, "entries after unbinding the table");
+    check_invariants()?;
+    expect_err!(uintr::register_sender(moved, t), e::ILLEGAL_OPERATION);
+    ok!(uintr::sender_table_bind(tb, t));
+    ok!(uintr::register_sender(moved, t));
+    ok!(uintr::register_sender(m2, t));
+    // Deleting the thread unbinds its table (entries freed), the table stays an object.
+    ok!(cnode::delete(CNODE, t, ROOT_DEPTH));
+    ensure_eq!(gauge(stat::UINTR_ENTRIES_USED), entries0 + 1, "entries after deleting the thread");
+    ensure_eq!(gauge(stat::UINTR_TABLES_USED), tables0 + 1 + MANY, "tables after deleting the thread");
+    check_invariants()?;
+    // Deleting a bound table frees its entries and unbinds it; so does revoking its Untyped.
+    ok!(cnode::delete(CNODE, tb, ROOT_DEPTH));
+    ensure_eq!(gauge(stat::UINTR_TABLES_USED), tables0 + MANY, "tables after deleting one");
+    ok!(cnode::revoke(CNODE, ub, ROOT_DEPTH));
+    ensure_eq!(gauge(stat::UINTR_TABLES_USED), tables0, "tables after revoking domain B's Untyped");
+    ensure_eq!(gauge(stat::UINTR_ENTRIES_USED), entries0, "entries after revoking domain B's Untyped");
+    check_invariants()?;
+    // t2 has no table now; its memory is someone else's (a frame) and the stale caps are inert.
+    expect_err!(uintr::register_sender(m3, t2), e::ILLEGAL_OPERATION);
+    let f = env.slot()?;
+    ok!(untyped::retype(ub, o::PAGE_4K, 0, CNODE, 0, 0, f, 1));
+    for c in [moved, m2, m3] {
+        ok!(cnode::delete(CNODE, c, ROOT_DEPTH));
+    }
+    ok!(cnode::delete(CNODE, t2, ROOT_DEPTH));
     check_invariants()
 }

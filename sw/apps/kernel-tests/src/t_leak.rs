@@ -17,8 +17,8 @@ fn gauges() -> [usize; 4] {
 
 pub fn create_destroy_every_kind(env: &mut Env) -> TResult {
     let ut = env.alloc(o::UNTYPED, o::MEGA_PAGE_BITS + 1)?.cptr;
-    let s = env.slots(10)?;
-    let (t, ep, n, cn, f, pt, sub, mega, m) = (s, s + 1, s + 2, s + 3, s + 4, s + 5, s + 6, s + 7, s + 8);
+    let s = env.slots(11)?;
+    let (t, ep, n, cn, f, pt, sub, mega, m, tb) = (s, s + 1, s + 2, s + 3, s + 4, s + 5, s + 6, s + 7, s + 8, s + 9);
     let _ = env.new_pages(1)?;
     let va = env.va_region(1);
     let uintr_on = env.bi.uintr_mode != u::MODE_NONE;
@@ -33,6 +33,7 @@ pub fn create_destroy_every_kind(env: &mut Env) -> TResult {
         ok!(r(o::PAGE_4K, 0, f));
         ok!(r(o::PAGE_TABLE, 0, pt));
         ok!(r(o::UNTYPED, 12, sub));
+        ok!(r(o::UINTR_SENDER_TABLE, 0, tb));
         // A 2 MiB frame now and then (zeroing it is the costly part).
         if i % 256 == 0 {
             ok!(r(o::MEGA_PAGE, 0, mega));
@@ -44,16 +45,18 @@ pub fn create_destroy_every_kind(env: &mut Env) -> TResult {
         ok!(cnode::copy(cn, 1, 4, CNODE, ep, ROOT_DEPTH, rights::ALL));
         ok!(untyped::retype(sub, o::ENDPOINT, 0, cn, 0, 0, 2, 1));
         ok!(tcb::bind_notification(t, n));
+        ok!(uintr::sender_table_bind(tb, t));
         if uintr_on {
-            ok!(uintr::grant(abi::init_cap::UINTR_CONTROL, t, u::GRANT_RECEIVE | u::GRANT_SEND));
+            ok!(uintr::grant(abi::init_cap::UINTR_CONTROL, t, u::GRANT_RECEIVE));
             ok!(uintr::register_receiver(n));
             ok!(cnode::mint(CNODE, m, ROOT_DEPTH, CNODE, n, ROOT_DEPTH, rights::ALL, i % 64));
             ok!(uintr::register_sender(m, t));
         }
         // Tear down in a different order each time, then the rest by revoking the Untyped.
-        match i % 3 {
+        match i % 4 {
             0 => ok!(cnode::delete(CNODE, t, ROOT_DEPTH)),
             1 => ok!(cnode::delete(CNODE, n, ROOT_DEPTH)),
+            2 => ok!(cnode::delete(CNODE, tb, ROOT_DEPTH)),
             _ => {
                 if uintr_on {
                     ok!(cnode::delete(CNODE, m, ROOT_DEPTH));

@@ -935,16 +935,16 @@ pub fn sender_rights(env: &mut Env) -> TResult {
 fn create_destroy_inner(env: &mut Env, c: &mut Cleanup) -> TResult {
     need_mode(env)?;
     // Everything comes from one small Untyped, which starts over each cycle (no children left).
-    let ut = env.alloc(o::UNTYPED, 12)?.cptr;
-    let s = env.slots(6)?;
-    let (s_tcb, s_nb, s_mb, s_m2b, s_na, s_ma) = (s, s + 1, s + 2, s + 3, s + 4, s + 5);
+    let ut = env.alloc(o::UNTYPED, 16)?.cptr;
+    let s = env.slots(7)?;
+    let (s_tcb, s_nb, s_mb, s_m2b, s_na, s_ma, s_tb) = (s, s + 1, s + 2, s + 3, s + 4, s + 5, s + 6);
     let slots0 = gauge(stat::UINTR_SLOTS_USED);
     let entries0 = gauge(stat::UINTR_ENTRIES_USED);
-    let tables0 = gauge(stat::UINTR_TABLES_USED);
-    // A sender with a table of its own, on the root task's hart: sends the entry index it is
-    // called with.
+    // A sender with a table of its own (the suite's), on the root task's hart: sends the
+    // entry index it is called with.
     let ep = env.alloc_cap(o::ENDPOINT)?;
     let helper = env.spawn(send_server, ep, 255)?;
+    let tables0 = gauge(stat::UINTR_TABLES_USED);
     let nslots = env.bi.uintr_slots;
     let retype = |t: usize, slot: usize| untyped::retype(ut, t, 0, CNODE, 0, 0, slot, 1);
     let del = |slot: usize| cnode::delete(CNODE, slot, ROOT_DEPTH);
@@ -953,7 +953,9 @@ fn create_destroy_inner(env: &mut Env, c: &mut Cleanup) -> TResult {
         // B: a receiver thread of its own, deleted first, with bits left pending in its slot
         // by the kernel and by another thread's entry that outlives the slot.
         ok!(retype(o::TCB, s_tcb));
-        ok!(uintr::grant(abi::init_cap::UINTR_CONTROL, s_tcb, u::GRANT_RECEIVE | u::GRANT_SEND));
+        ok!(uintr::grant(abi::init_cap::UINTR_CONTROL, s_tcb, u::GRANT_RECEIVE));
+        ok!(retype(o::UINTR_SENDER_TABLE, s_tb));
+        ok!(uintr::sender_table_bind(s_tb, s_tcb));
         ok!(retype(o::NOTIFICATION, s_nb));
         ok!(tcb::bind_notification(s_tcb, s_nb));
         let slot_b = ok!(uintr::register_receiver(s_nb));
@@ -966,6 +968,9 @@ fn create_destroy_inner(env: &mut Env, c: &mut Cleanup) -> TResult {
         remote_send(ep, stale);
         ok!(del(s_tcb));
         ensure_eq!(gauge(stat::UINTR_SLOTS_USED), slots0, "UINTR_SLOTS_USED after deleting the receiver's TCB");
+        // Its table outlives it (unbound, the entry gone with the thread) until its cap goes.
+        ensure_eq!(gauge(stat::UINTR_TABLES_USED), tables0 + 1, "UINTR_TABLES_USED after deleting the receiver's TCB");
+        ok!(del(s_tb));
         // A: the root task as receiver, probably in the slot just freed.
         ok!(retype(o::NOTIFICATION, s_na));
         ok!(tcb::bind_notification(ROOT_TCB, s_na));
@@ -994,8 +999,8 @@ fn create_destroy_inner(env: &mut Env, c: &mut Cleanup) -> TResult {
         ok!(del(s_nb));
         let (sl, en, ta) = (gauge(stat::UINTR_SLOTS_USED), gauge(stat::UINTR_ENTRIES_USED), gauge(stat::UINTR_TABLES_USED));
         ensure!(
-            sl == slots0 && en == entries0 && ta <= tables0 + 1,
-            "cycle {}: slots/entries/tables in use {}/{}/{}, at the start {}/{}/{} (+1 table for the helper)",
+            sl == slots0 && en == entries0 && ta == tables0,
+            "cycle {}: slots/entries/tables in use {}/{}/{}, at the start {}/{}/{}",
             i,
             sl,
             en,
@@ -1005,7 +1010,7 @@ fn create_destroy_inner(env: &mut Env, c: &mut Cleanup) -> TResult {
             tables0
         );
     }
-    // The helper's table goes with its TCB.
+    // The helper's entries go with its TCB; its table is an object of the suite's and stays.
     ok!(del(helper.tcb));
     ensure_eq!(gauge(stat::UINTR_TABLES_USED), tables0, "UINTR_TABLES_USED after deleting the sender thread");
     ensure_eq!(gauge(stat::UINTR_ENTRIES_USED), entries0, "UINTR_ENTRIES_USED at the end");

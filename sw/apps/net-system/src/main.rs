@@ -87,7 +87,7 @@ mod rt {
         let t = m.process.tcb;
         let n = sys.object_of(m, WAKE).unwrap_or_else(|| fail("no notification given", m.name));
         if uintr {
-            uintr::grant(ic::UINTR_CONTROL, t, au::GRANT_RECEIVE | au::GRANT_SEND).unwrap_or_else(|e| fail("UintrControl_Grant", e));
+            uintr::grant(ic::UINTR_CONTROL, t, au::GRANT_RECEIVE).unwrap_or_else(|e| fail("UintrControl_Grant", e));
         }
         tcb::bind_notification(t, n).unwrap_or_else(|e| fail("TCB_BindNotification", e));
         if uintr {
@@ -201,6 +201,9 @@ mod rt {
         let (to_client, to_server) = if sync {
             (0, 0)
         } else {
+            for t in [netp.process.tcb, tcpp.process.tcb] {
+                alloc.sender_table(t).unwrap_or_else(|e| fail("sender table", e));
+            }
             (sender(&mut alloc, tcp_n, VEC_SERVER, netp.process.tcb), sender(&mut alloc, net_n, VEC_CLIENT, tcpp.process.tcb))
         };
 

@@ -37,6 +37,7 @@ fn move_to(src: SlotRef, dest: SlotRef, cap: Cap) -> Result<(), Error> {
     if let Cap::Reply { tcb, .. } = cap {
         super::at::<Tcb>(tcb).reply_holder = dest;
     }
+    crate::uintr::cap_moved(&cap, dest);
     Ok(())
 }
 

@@ -99,6 +99,10 @@ pub fn finalise(cap: Cap) {
                 asid::destroy_pool(base, asid_base);
                 crate::stats::object_bytes_freed(1 << abi::object::ASID_POOL_BITS);
             }
+            Cap::SenderTable { base } => {
+                crate::uintr::sender_table_destroyed(base);
+                crate::stats::object_bytes_freed(1 << abi::object::UINTR_SENDER_TABLE_BITS);
+            }
             Cap::IrqHandler { irq } => irq::clear_handler(irq),
             Cap::Reply { tcb, .. } => tcb::reply_cap_gone(tcb),
             Cap::Null | Cap::Untyped { .. } | Cap::IrqControl | Cap::AsidControl | Cap::DebugControl | Cap::UintrControl => {}

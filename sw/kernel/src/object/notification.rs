@@ -208,7 +208,7 @@ pub fn invoke(me: &mut Tcb, cap: caps::Cap, slot: caps::SlotRef, m: &ipc::Msg) -
                 // One entry per cap: mint another copy for another entry.
                 return Err(Error::IllegalOperation);
             }
-            let (handle, index) = crate::uintr::register_sender(obj, badge, at(t))?;
+            let (handle, index) = crate::uintr::register_sender(obj, badge, at(t), slot)?;
             let mut s = super::KSlots.get(slot);
             s.cap = caps::Cap::Notification { obj, badge, rights, uintr: handle };
             super::KSlots.set(slot, s);

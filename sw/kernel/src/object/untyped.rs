@@ -15,7 +15,7 @@ pub fn invoke(me: &mut Tcb, slot: u64, m: &Msg) -> InvResult {
     m.need(6, 1)?;
     let mr = |i| m.mr(me, i);
     let (ty, size_bits, node_index, node_depth, node_offset, count) = (mr(0), mr(1), mr(2), mr(3), mr(4), mr(5));
-    if ty > object::PAGE_TABLE {
+    if ty > object::PAGE_TABLE && ty != object::UINTR_SENDER_TABLE {
         return Err(Error::InvalidArgument(0));
     }
     if size_bits > 64 {
@@ -122,6 +122,10 @@ fn make_object(ty: usize, pa: u64, size_bits: u8, obj_bits: u8, device: bool) ->
             Cap::CNode { base: pa, radix: size_bits, guard: 0, guard_bits: 0 }
         }
         object::PAGE_TABLE => Cap::PageTable { base: pa, mapped: None },
+        object::UINTR_SENDER_TABLE => {
+            crate::uintr::sender_table_created(pa);
+            Cap::SenderTable { base: pa }
+        }
         _ => Cap::Frame { base: pa, size_bits: obj_bits, rights: Rights::ALL, mapped: None },
     }
 }

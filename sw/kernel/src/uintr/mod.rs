@@ -17,7 +17,7 @@
 //! are polled on each kernel entry there, which the tick bounds.
 //!
 //! By job: `switch` moves the state between TCBs and a hart's CSRs, `register` hands out slots
-//! and sender entries (and takes them back), `park` signals, waits and parks; `uintc`,
+//! and sender entries (and takes them back), binds sender tables, `park` signals, waits and parks; `uintc`,
 //! `sender`, `ueip` and `emulate` are the hardware (or its emulation) underneath.
 mod emulate;
 mod park;
@@ -29,7 +29,8 @@ mod uintc;
 
 pub(crate) use park::wake;
 pub use park::{deliver, kernel_signal, on_kernel_entry, poll_parked, unpark, wait};
-pub use register::{cap_deleted, free_receiver, invoke_control, register_receiver, register_sender, tcb_destroyed};
+pub use register::{cap_deleted, cap_moved, free_receiver, invoke_control, invoke_sender_table, register_receiver, register_sender, sender_table_destroyed, tcb_destroyed};
+pub(crate) use sender::{create as sender_table_created, for_each as for_each_sender_table, decode as decode_sender_handle, entry_meta as sender_entry_meta};
 pub use switch::{on_idle, release, save_on_trap, switch_to};
 
 use crate::kcell::KCell;
@@ -65,9 +66,10 @@ pub struct ThreadState {
     pub ueip_hart: u8,
     /// Emulation: the software-written USIP bit of `uip`.
     pub uip_soft: usize,
-    /// Receiver slot + 1 (0: not a receiver) and sender table + 1 (0: none).
+    /// Receiver slot + 1 (0: not a receiver).
     pub slot: u16,
-    pub table: u16,
+    /// The bound sender table's address (0: none).
+    pub table: u64,
     /// Hart + 1 whose CSRs hold this state and where the slot is Active (0: none).
     pub loaded_on: u8,
     /// Blocked in Wait on its slot, parked on hart `park_hart`.
@@ -97,7 +99,6 @@ fn this_hart() -> usize {
 pub fn init(m: &devtree::Machine) {
     let hw = m.uintc.map(|u| (crate::mm::phys_to_virt(u.reg.base), u.slots as usize));
     uintc::init(hw);
-    sender::init();
     ueip::init(m);
 }
 

@@ -1,7 +1,7 @@
 //! Handing out the user-interrupt resources and taking them back: receiver slots for
-//! notifications, sender-table entries for the threads that signal them, the grants that say
-//! who may hold either (the UINTC's slots and the sender tables are fixed pools), and the
-//! clean-up when caps, notifications or threads go.
+//! notifications (a fixed pool of the UINTC, under a grant from UintrControl), sender tables
+//! (objects from the sender's own Untyped) bound to threads, entries in them for the threads
+//! that signal, and the clean-up when caps, tables, notifications or threads go.
 use super::{hardware, owners, park, reload, release, sender, slot_owner, switch, uintc, SlotOwner, USIP};
 use crate::ipc;
 use crate::object::tcb::{State, Tcb};
@@ -33,48 +33,81 @@ pub fn register_receiver(ntfn: u64) -> Result<usize, Error> {
     Ok(s as usize)
 }
 
-/// NotificationRegisterSender (vector `badge`): an entry in `t`'s sender table. Returns (the
-/// handle the invoked cap keeps, the entry index).
-pub fn register_sender(ntfn: u64, badge: u64, t: &mut Tcb) -> Result<(u64, usize), Error> {
+/// NotificationRegisterSender (vector `badge`) through the cap in `cap_slot`: an entry in
+/// `t`'s sender table. Returns (the handle the invoked cap keeps, the entry index).
+pub fn register_sender(ntfn: u64, badge: u64, t: &mut Tcb, cap_slot: caps::SlotRef) -> Result<(u64, usize), Error> {
     if badge > MAX_VECTOR as u64 {
         return Err(Error::RangeError { min: 0, max: MAX_VECTOR as u64 });
     }
-    let mut new_table = false;
-    let id = match t.uintr.table.checked_sub(1) {
-        Some(id) => id,
-        // Sender tables are a fixed pool too: a first entry needs the grant.
-        None if t.uintr_grants & abi::uintr::GRANT_SEND as u8 == 0 => return Err(Error::IllegalOperation),
-        None => {
-            new_table = true;
-            sender::alloc_table(t).ok_or(Error::NotEnoughMemory { available: 0 })?
-        }
-    };
-    let slot = at::<Notification>(ntfn).uslot.checked_sub(1);
-    let Some(r) = sender::alloc_entry(id, ntfn, slot, badge) else {
-        if new_table {
-            sender::release(id as usize);
-        }
-        return Err(Error::NotEnoughMemory { available: 0 });
-    };
-    if new_table {
-        t.uintr.table = id + 1;
-        reload(t);
+    // The thread sends through a table it was given (SenderTableBind): no table, no entry.
+    if t.uintr.table == 0 {
+        return Err(Error::IllegalOperation);
     }
-    Ok(r)
+    let slot = at::<Notification>(ntfn).uslot.checked_sub(1);
+    sender::alloc_entry(t.uintr.table, ntfn, slot, badge, cap_slot).ok_or(Error::NotEnoughMemory { available: 0 })
 }
 
-/// A cap was deleted: a registered sender cap frees its entry.
+/// A cap was deleted: a registered sender cap frees its entry. (A `uipi.send` that read the
+/// entry just before still lands in the slot the cap could signal: nothing to drain; the
+/// table's memory stays a table.)
 pub fn cap_deleted(cap: &caps::Cap) {
     if let caps::Cap::Notification { uintr, .. } = *cap {
         if uintr != 0 {
-            if let Some(owner) = sender::free_entry(uintr) {
-                // SAFETY: a table's owner is live (tcb_destroyed releases its table first).
-                let t = unsafe { &mut *owner };
-                t.uintr.table = 0;
-                reload(t);
-            }
+            sender::free_entry(uintr);
         }
     }
+}
+
+/// A cap moved to `slot` (CNode Move/Mutate/Rotate): its entry follows it.
+pub fn cap_moved(cap: &caps::Cap, slot: caps::SlotRef) {
+    if let caps::Cap::Notification { uintr, .. } = *cap {
+        if uintr != 0 {
+            sender::cap_moved(uintr, slot);
+        }
+    }
+}
+
+/// Detach sender table `table` from its thread (if bound), freeing every entry in it. The
+/// thread's harts stop naming the table (`reload`), and no send that read an entry may land
+/// after this (the table's memory may be retyped next).
+fn unbind_table(table: u64) {
+    if let Some(t) = sender::unbind(table) {
+        drain_sends();
+        reload(t);
+    }
+}
+
+/// SenderTableBind / SenderTableUnbind on the table cap `table`.
+pub fn invoke_sender_table(me: &mut Tcb, table: u64, m: &ipc::Msg) -> crate::object::InvResult {
+    let _ = me;
+    match m.label {
+        abi::label::SENDER_TABLE_BIND => {
+            m.need(0, 1)?;
+            let caps::Cap::Tcb { obj } = m.caps[0].0 else { return Err(Error::InvalidCapability(1)) };
+            let t = at::<Tcb>(obj);
+            if sender::owner(table).is_some() || t.uintr.table != 0 {
+                return Err(Error::IllegalOperation);
+            }
+            sender::set_owner(table, t);
+            t.uintr.table = table;
+            reload(t);
+            Ok(0)
+        }
+        abi::label::SENDER_TABLE_UNBIND => {
+            if sender::owner(table).is_none() {
+                return Err(Error::IllegalOperation);
+            }
+            unbind_table(table);
+            Ok(0)
+        }
+        _ => Err(Error::IllegalOperation),
+    }
+}
+
+/// The last cap of sender table `table` went: unbind it and forget it.
+pub fn sender_table_destroyed(table: u64) {
+    unbind_table(table);
+    sender::destroy(table);
 }
 
 /// The notification's receiver slot goes (unbind, or the notification or thread is
@@ -113,8 +146,8 @@ fn drain_sends() {
     }
 }
 
-/// UintrControl_Grant: set what user-interrupt hardware a thread may hold; what it holds
-/// under a withdrawn grant is freed at once (its receiver slot, its sender table).
+/// UintrControl_Grant: set whether a thread may hold a receiver slot; a slot held under a
+/// withdrawn grant is freed at once.
 pub fn invoke_control(me: &mut Tcb, m: &ipc::Msg) -> crate::object::InvResult {
     if m.label != abi::label::UINTR_CONTROL_GRANT {
         return Err(Error::IllegalOperation);
@@ -122,8 +155,7 @@ pub fn invoke_control(me: &mut Tcb, m: &ipc::Msg) -> crate::object::InvResult {
     m.need(1, 1)?;
     let caps::Cap::Tcb { obj } = m.caps[0].0 else { return Err(Error::InvalidCapability(1)) };
     let grants = m.mr(me, 0);
-    let all = abi::uintr::GRANT_RECEIVE | abi::uintr::GRANT_SEND;
-    if grants & !all != 0 {
+    if grants & !abi::uintr::GRANT_RECEIVE != 0 {
         return Err(Error::InvalidArgument(0));
     }
     let t = at::<Tcb>(obj);
@@ -134,25 +166,15 @@ pub fn invoke_control(me: &mut Tcb, m: &ipc::Msg) -> crate::object::InvResult {
             free_receiver(at::<Notification>(ntfn));
         }
     }
-    if grants & abi::uintr::GRANT_SEND == 0 {
-        if let Some(id) = t.uintr.table.checked_sub(1) {
-            // The entries' caps keep handles whose table is gone: harmless (sender.rs).
-            sender::release(id as usize);
-            t.uintr.table = 0;
-            drain_sends();
-            reload(t);
-        }
-    }
     Ok(0)
 }
 
-/// Thread `t` is being destroyed (already suspended): its table goes; no hart may keep it.
+/// Thread `t` is being destroyed (already suspended): its sender table (an object of its
+/// own) is unbound, which frees its entries; no hart may keep the thread's state.
 pub fn tcb_destroyed(t: &mut Tcb) {
     release(t);
-    if let Some(id) = t.uintr.table.checked_sub(1) {
-        sender::release(id as usize);
-        t.uintr.table = 0;
+    if t.uintr.table != 0 {
+        unbind_table(t.uintr.table);
     }
     switch::forget(t);
 }
-

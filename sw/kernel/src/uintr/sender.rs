@@ -1,67 +1,147 @@
-//! Sender tables (uintr-spec.md section 3): one kernel-owned page per thread that sends, in
-//! the format the hardware reads, with a shadow page saying which notification each entry
-//! belongs to (so entries can follow their receiver slot). Pages come from a pool reserved at
-//! boot, as the UINTC's slots are a fixed resource too; a table goes back to the pool when its
-//! last entry is freed or its thread is destroyed.
+//! Sender tables (uintr-spec.md section 3): kernel objects retyped from an Untyped
+//! (`abi::object::UINTR_SENDER_TABLE`, 16 KiB), so what a domain sends with is charged to its
+//! own memory. Page 0 is the entry page in the format the hardware reads (`suist` names it);
+//! page 1 says which notification each entry serves (so entries can follow their receiver
+//! slot), page 2 which capability slot holds the sender cap the entry belongs to, page 3 is
+//! the header. A table is bound to at most one thread (SenderTableBind); unbinding it (or
+//! destroying it or its thread) frees every entry in it.
 //!
-//! An entry belongs to the Notification cap it was registered through: the cap carries a
-//! handle `gen << 32 | (table + 1) << 16 | index`, and the generation makes a handle whose
-//! table has since been freed and reused harmless.
+//! An entry belongs to the Notification cap it was registered through: the cap carries the
+//! handle `table | index`, and the table keeps the cap's slot (updated when the cap moves).
+//! The handle stays valid exactly as long as the entry: freeing an entry from the table's
+//! side clears the handle in the cap, so a handle never outlives its table.
 use crate::kcell::KCell;
 use crate::mm::phys_to_virt;
-use crate::object::tcb::Tcb;
+use crate::object::{at, tcb::Tcb, KSlots};
 use abi::uintr::SENDER_ENTRIES;
+use caps::{Cap, SlotRef, Slots};
 use platform::uist;
 
-pub const MAX_TABLES: usize = 64;
+const PAGE: u64 = 4096;
+const NTFNS: u64 = PAGE;
+const SLOTS: u64 = 2 * PAGE;
+const HEADER: u64 = 3 * PAGE;
+const _: () = assert!(SENDER_ENTRIES * 8 == PAGE as usize && 4 * PAGE == 1 << abi::object::UINTR_SENDER_TABLE_BITS);
+/// Handles: the table's address with the entry index in the bits its alignment leaves free.
+const INDEX_MASK: u64 = (1 << abi::object::UINTR_SENDER_TABLE_BITS) - 1;
 
-#[derive(Clone, Copy)]
-struct Table {
-    /// Physical address of the entry page and its shadow (0 if the pool ran short at boot).
-    page: usize,
-    shadow: usize,
+#[repr(C)]
+struct Header {
+    /// The thread whose `suist` names this table (null: unbound).
     owner: *mut Tcb,
+    /// Every live table is on one list (`retarget` walks it).
+    next: u64,
+    prev: u64,
     used: u16,
-    /// Entries at or above this index have never been used since the table was taken.
+    /// Entries at or above this index have never been used since the table was made or
+    /// last emptied.
     hwm: u16,
-    gen: u32,
 }
 
-static TABLES: KCell<[Table; MAX_TABLES]> =
-    KCell::new([Table { page: 0, shadow: 0, owner: core::ptr::null_mut(), used: 0, hwm: 0, gen: 0 }; MAX_TABLES]);
-
-fn tables() -> &'static mut [Table; MAX_TABLES] {
-    // SAFETY: under the kernel lock (or at boot).
-    unsafe { TABLES.get() }
+/// First table on the list of live tables (0: none), and the gauges DebugStat reports.
+struct Registry {
+    head: u64,
+    tables: usize,
+    entries: usize,
 }
 
-fn entries(pa: usize) -> &'static mut [u64; SENDER_ENTRIES] {
-    // SAFETY: pool pages are kernel memory, in the window, owned by this module.
-    unsafe { &mut *(phys_to_virt(pa) as *mut [u64; SENDER_ENTRIES]) }
+static REGISTRY: KCell<Registry> = KCell::new(Registry { head: 0, tables: 0, entries: 0 });
+
+fn registry() -> &'static mut Registry {
+    // SAFETY: under the kernel lock.
+    unsafe { REGISTRY.get() }
 }
 
-/// Reserve the pool (two zeroed pages per table).
-pub fn init() {
-    for t in tables().iter_mut() {
-        if let (Some(p), Some(s)) = (crate::mm::frames::alloc_zeroed(), crate::mm::frames::alloc_zeroed()) {
-            t.page = p;
-            t.shadow = s;
-        }
-    }
+fn header(table: u64) -> &'static mut Header {
+    at::<Header>(table + HEADER)
+}
+
+fn words(pa: u64) -> &'static mut [u64; SENDER_ENTRIES] {
+    // SAFETY: a live table's pages are kernel memory in the window, owned by this module.
+    unsafe { &mut *(phys_to_virt(pa as usize) as *mut [u64; SENDER_ENTRIES]) }
 }
 
 pub fn tables_used() -> usize {
-    tables().iter().filter(|t| !t.owner.is_null()).count()
+    registry().tables
 }
 
 pub fn entries_used() -> usize {
-    tables().iter().filter(|t| !t.owner.is_null()).map(|t| t.used as usize).sum()
+    registry().entries
 }
 
-/// The `suist` value for table `id`: Enable, one page, its PPN.
-pub fn suist(id: u16) -> usize {
-    let page = tables()[id as usize].page;
-    (1 << 63) | (1 << 44) | (page >> 12)
+/// Untyped_Retype made a table at `table` (zeroed memory): put it on the list.
+pub fn create(table: u64) {
+    let r = registry();
+    at::<core::mem::MaybeUninit<Header>>(table + HEADER).write(Header { owner: core::ptr::null_mut(), next: r.head, prev: 0, used: 0, hwm: 0 });
+    if r.head != 0 {
+        header(r.head).prev = table;
+    }
+    r.head = table;
+    r.tables += 1;
+}
+
+/// The table's last cap went: unbind it (freeing its entries) and take it off the list.
+pub fn destroy(table: u64) {
+    unbind(table);
+    let h = header(table);
+    let (next, prev) = (h.next, h.prev);
+    let r = registry();
+    if prev == 0 {
+        r.head = next;
+    } else {
+        header(prev).next = next;
+    }
+    if next != 0 {
+        header(next).prev = prev;
+    }
+    r.tables -= 1;
+}
+
+/// The thread table `table` is bound to, if any.
+pub fn owner(table: u64) -> Option<&'static mut Tcb> {
+    // SAFETY: an owner is live (its destruction unbinds the table first).
+    unsafe { header(table).owner.as_mut() }
+}
+
+pub fn set_owner(table: u64, t: *mut Tcb) {
+    header(table).owner = t;
+}
+
+/// Free every entry of `table` and detach it from its thread (which must reload its state
+/// and drain sends: `register::unbind_table`). Returns the thread it was bound to.
+pub fn unbind(table: u64) -> Option<&'static mut Tcb> {
+    let hwm = header(table).hwm as usize;
+    for i in 0..hwm {
+        if words(table + NTFNS)[i] != 0 {
+            let slot = words(table + SLOTS)[i];
+            // The cap keeps no handle to an entry that is gone.
+            let mut s = KSlots.get(slot);
+            if let Cap::Notification { obj, badge, rights, uintr } = s.cap {
+                if uintr == handle(table, i) {
+                    s.cap = Cap::Notification { obj, badge, rights, uintr: 0 };
+                    KSlots.set(slot, s);
+                }
+            }
+            free_at(table, i);
+        }
+    }
+    header(table).hwm = 0;
+    let t = owner(table);
+    header(table).owner = core::ptr::null_mut();
+    if let Some(t) = t {
+        t.uintr.table = 0;
+        return Some(t);
+    }
+    None
+}
+
+fn handle(table: u64, index: usize) -> u64 {
+    table | index as u64
+}
+
+/// The `suist` value for table `table`: Enable, one page, its PPN.
+pub fn suist(table: u64) -> usize {
+    (1 << 63) | (1 << 44) | (table as usize >> 12)
 }
 
 pub fn entry_word(slot: Option<u16>, vector: u64) -> u64 {
@@ -73,84 +153,97 @@ pub fn entry_word(slot: Option<u16>, vector: u64) -> u64 {
     }
 }
 
-/// A table for `owner` (which has none).
-pub fn alloc_table(owner: &mut Tcb) -> Option<u16> {
-    let (id, t) = tables().iter_mut().enumerate().find(|(_, t)| t.owner.is_null() && t.page != 0)?;
-    t.owner = owner;
-    t.used = 0;
-    t.hwm = 0;
-    t.gen = t.gen.wrapping_add(1);
-    Some(id as u16)
+/// A free entry in `table` sending `vector` to `slot` for notification `ntfn`, owned by the
+/// cap in `cap_slot`; returns (handle, index).
+pub fn alloc_entry(table: u64, ntfn: u64, slot: Option<u16>, vector: u64, cap_slot: SlotRef) -> Option<(u64, usize)> {
+    let index = words(table + NTFNS).iter().position(|&n| n == 0)?;
+    words(table + NTFNS)[index] = ntfn;
+    words(table + SLOTS)[index] = cap_slot;
+    words(table)[index] = entry_word(slot, vector);
+    let h = header(table);
+    h.used += 1;
+    h.hwm = h.hwm.max(index as u16 + 1);
+    registry().entries += 1;
+    Some((handle(table, index), index))
 }
 
-/// A free entry in table `id` sending `vector` to `slot` for notification `ntfn`; returns
-/// (handle, index).
-pub fn alloc_entry(id: u16, ntfn: u64, slot: Option<u16>, vector: u64) -> Option<(u64, usize)> {
-    let t = &mut tables()[id as usize];
-    let shadow = entries(t.shadow);
-    let index = shadow.iter().position(|&n| n == 0)?;
-    shadow[index] = ntfn;
-    entries(t.page)[index] = entry_word(slot, vector);
-    t.used += 1;
-    t.hwm = t.hwm.max(index as u16 + 1);
-    Some(((t.gen as u64) << 32 | (id as u64 + 1) << 16 | index as u64, index))
-}
-
-/// Free the entry a cap's handle names, if it is still that cap's. Returns the table's owner
-/// if the table became empty and was released (its `suist` must be reloaded).
-pub fn free_entry(handle: u64) -> Option<*mut Tcb> {
-    let (gen, id, index) = ((handle >> 32) as u32, ((handle >> 16) & 0xffff) as usize, (handle & 0xffff) as usize);
-    let t = tables().get_mut(id.checked_sub(1)?)?;
-    if t.owner.is_null() || t.gen != gen || index >= SENDER_ENTRIES || entries(t.shadow)[index] == 0 {
-        return None;
-    }
+fn free_at(table: u64, index: usize) {
     // Invalid first: a uipi.send racing with this sees either the old entry or nothing.
-    entries(t.page)[index] = 0;
-    entries(t.shadow)[index] = 0;
-    t.used -= 1;
-    if t.used == 0 {
-        let owner = t.owner;
-        release(id - 1);
-        return Some(owner);
-    }
-    None
+    words(table)[index] = 0;
+    words(table + NTFNS)[index] = 0;
+    words(table + SLOTS)[index] = 0;
+    header(table).used -= 1;
+    registry().entries -= 1;
 }
 
-/// Give table `id` back to the pool (its thread is gone or it has no entries left).
-pub fn release(id: usize) {
-    let t = &mut tables()[id];
-    let hwm = t.hwm as usize;
-    entries(t.page)[..hwm].fill(0);
-    entries(t.shadow)[..hwm].fill(0);
-    t.owner = core::ptr::null_mut();
-    t.used = 0;
-    t.hwm = 0;
+/// The cap holding `handle` was deleted: free its entry. Returns the table's owner (whose
+/// sends must drain before the entry is reused).
+pub fn free_entry(handle: u64) -> Option<&'static mut Tcb> {
+    let (table, index) = (handle & !INDEX_MASK, (handle & INDEX_MASK) as usize);
+    free_at(table, index);
+    let h = header(table);
+    if h.used == 0 {
+        h.hwm = 0;
+    }
+    owner(table)
+}
+
+/// The cap holding `handle` moved to `slot`.
+pub fn cap_moved(handle: u64, slot: SlotRef) {
+    words((handle & !INDEX_MASK) + SLOTS)[(handle & INDEX_MASK) as usize] = slot;
 }
 
 /// Point every entry of notification `ntfn` at `slot` (its receiver was registered), or make
 /// them undeliverable (None: the receiver went away).
 pub fn retarget(ntfn: u64, slot: Option<u16>) {
-    for t in tables().iter().filter(|t| !t.owner.is_null()) {
-        let (page, shadow) = (entries(t.page), entries(t.shadow));
-        for i in 0..t.hwm as usize {
-            if shadow[i] == ntfn {
+    let mut table = registry().head;
+    while table != 0 {
+        let h = header(table);
+        let (page, ntfns) = (words(table), words(table + NTFNS));
+        for i in 0..h.hwm as usize {
+            if ntfns[i] == ntfn {
                 let vector = (page[i] >> uist::VECTOR_SHIFT) & 0xffff;
                 page[i] = entry_word(slot, vector);
             }
         }
+        table = h.next;
     }
 }
 
-/// What `uipi.send index` does with table `id` (the checks of uintr-spec.md section 2):
+/// What `uipi.send index` does with table `table` (the checks of uintr-spec.md section 2):
 /// the (slot, vector) to signal, if any.
-pub fn lookup(id: u16, index: usize) -> Option<(u16, u64)> {
-    let t = &tables()[id as usize];
+pub fn lookup(table: u64, index: usize) -> Option<(u16, u64)> {
     if index >= SENDER_ENTRIES {
         return None;
     }
-    let e = entries(t.page)[index];
+    let e = words(table)[index];
     if e & (1 << uist::VALID_BIT) == 0 {
         return None;
     }
     Some(((e >> uist::SLOT_SHIFT) as u16, (e >> uist::VECTOR_SHIFT) & 0x3f))
+}
+
+/// For the consistency checker: every live table, and each of its entries as (index,
+/// notification, cap slot); plus its owner and counts. `f` gets (table, owner, used, hwm,
+/// entries).
+pub fn for_each(mut f: impl FnMut(u64, *mut Tcb, u16, u16, &mut dyn Iterator<Item = (usize, u64, u64)>)) {
+    let mut table = registry().head;
+    while table != 0 {
+        let h = header(table);
+        let (ntfns, slots) = (words(table + NTFNS), words(table + SLOTS));
+        let mut it = (0..SENDER_ENTRIES).filter(|&i| ntfns[i] != 0).map(|i| (i, ntfns[i], slots[i]));
+        f(table, h.owner, h.used, h.hwm, &mut it);
+        table = h.next;
+    }
+}
+
+/// Decode a cap's handle: (table, index).
+pub fn decode(handle: u64) -> (u64, usize) {
+    (handle & !INDEX_MASK, (handle & INDEX_MASK) as usize)
+}
+
+/// For the consistency checker: the (notification, cap slot) recorded for entry `index` of
+/// live table `table`.
+pub fn entry_meta(table: u64, index: usize) -> (u64, u64) {
+    (words(table + NTFNS)[index], words(table + SLOTS)[index])
 }

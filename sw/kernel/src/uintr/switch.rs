@@ -159,7 +159,7 @@ fn load_csrs(t: &Tcb, h: usize) {
             // uie is mie under sideleg; the bits not delegated are the kernel's: USIP for
             // parked waiters, nothing else.
             sie: (u.uie & u.sideleg) | (USIP & !u.sideleg),
-            suist: u.table.checked_sub(1).map_or(0, sender::suist),
+            suist: if u.table != 0 { sender::suist(u.table) } else { 0 },
             suirs: u.slot.checked_sub(1).map_or(0, |s| (1 << 63) | s as usize),
         },
     );

@@ -64,6 +64,8 @@ pub enum Cap {
     UintrControl,
     /// A pool of 512 ASIDs starting at `asid_base`, stored in a 4 KiB object at `base`.
     AsidPool { asid_base: u16, base: u64 },
+    /// A U-notification sender table (`abi::object::UINTR_SENDER_TABLE`) at `base`.
+    SenderTable { base: u64 },
     /// The right to reply once to thread `tcb` (non-MCS seL4: lives in the receiver's caller
     /// slot until used, saved or deleted).
     Reply { can_grant: bool, tcb: u64 },
@@ -90,6 +92,7 @@ impl Cap {
             Cap::PageTable { base, .. } => (8, base),
             Cap::IrqHandler { irq } => (9, irq as u64),
             Cap::AsidPool { base, .. } => (10, base),
+            Cap::SenderTable { base } => (abi::object::UINTR_SENDER_TABLE as u8, base),
         })
     }
 
@@ -100,6 +103,7 @@ impl Cap {
             Cap::CNode { base, radix, .. } => Some((base, (1u64 << radix) * crate::cdt::SLOT_BYTES)),
             Cap::Endpoint { obj, .. } | Cap::Notification { obj, .. } | Cap::Tcb { obj } => Some((obj, 1)),
             Cap::PageTable { base, .. } | Cap::AsidPool { base, .. } => Some((base, 4096)),
+            Cap::SenderTable { base } => Some((base, 1 << abi::object::UINTR_SENDER_TABLE_BITS)),
             _ => None,
         }
     }

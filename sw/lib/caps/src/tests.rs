@@ -123,6 +123,9 @@ fn retype_watermark_alignment_and_limits() {
     let ut = Cap::Untyped { base: 0x8000_0000, size_bits: 16, free_index: 16, device: false, cleared: 0 };
     // A 4 KiB page is aligned up past the used 16 bytes.
     assert_eq!(untyped::plan_retype(&ut, object::PAGE_4K, 0, 2), Ok((0x8000_1000, 0x3000)));
+    // A sender table is 16 KiB, naturally aligned (handles keep the entry index below it).
+    assert_eq!(untyped::plan_retype(&ut, object::UINTR_SENDER_TABLE, 0, 1), Ok((0x8000_4000, 0x8000)));
+    assert_eq!(Cap::SenderTable { base: 0x8000_4000 }.region(), Some((0x8000_4000, 0x4000)));
     // Endpoints are 32 bytes: the used 16 bytes round up to 32.
     assert_eq!(untyped::plan_retype(&ut, object::ENDPOINT, 0, 4), Ok((0x8000_0020, 0xa0)));
     assert!(matches!(untyped::plan_retype(&ut, object::PAGE_4K, 0, 16), Err(Error::NotEnoughMemory { .. })));

@@ -22,6 +22,7 @@ pub fn object_size_bits(ty: usize, size_bits: u8) -> Result<u8, Error> {
         object::PAGE_4K | object::PAGE_TABLE => 12,
         object::MEGA_PAGE => 21,
         object::GIGA_PAGE => 30,
+        object::UINTR_SENDER_TABLE => abi::object::UINTR_SENDER_TABLE_BITS as u8,
         _ => return Err(Error::InvalidArgument(0)),
     })
 }

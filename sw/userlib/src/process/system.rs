@@ -64,6 +64,14 @@ impl RootAlloc {
         Ok(slot)
     }
 
+    /// A sender table for thread `tcb` (retyped here, so charged to the root task's memory),
+    /// bound to it: `tcb` can then be given U-notification sender entries.
+    pub fn sender_table(&mut self, tcb: usize) -> Result<usize, Error> {
+        let table = self.object(abi::object::UINTR_SENDER_TABLE, 0)?;
+        crate::uintr::sender_table_bind(table, tcb).map_err(|e| Error::Kernel("SenderTableBind", e))?;
+        Ok(table)
+    }
+
     /// A free 2 MiB-aligned region of the root task's address space (no page table yet).
     pub fn region(&mut self) -> usize {
         let va = self.next_va;

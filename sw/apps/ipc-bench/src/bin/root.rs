@@ -40,7 +40,7 @@ mod rt {
     fn receiver(sys: &System, m: &Member, wake: usize) -> usize {
         let t = m.process.tcb;
         let n = sys.object_of(m, wake - caps::CONTROL).unwrap_or_else(|| fail("no notification given", m.name));
-        uintr::grant(ic::UINTR_CONTROL, t, au::GRANT_RECEIVE | au::GRANT_SEND).unwrap_or_else(|e| fail("UintrControl_Grant", e));
+        uintr::grant(ic::UINTR_CONTROL, t, au::GRANT_RECEIVE).unwrap_or_else(|e| fail("UintrControl_Grant", e));
         tcb::bind_notification(t, n).unwrap_or_else(|e| fail("TCB_BindNotification", e));
         uintr::register_receiver(n).unwrap_or_else(|e| fail("NotificationRegisterReceiver", e));
         n
@@ -78,6 +78,10 @@ mod rt {
         // U-notifications: each process receives on its own; the client holds a sender entry
         // for each server's, each server one for the client's.
         let client_n = receiver(&sys, &client, caps::CLIENT_WAKE);
+        // Each sender's table comes from the root task's memory.
+        for t in core::iter::once(client.process.tcb).chain(servers.iter().map(|s| s.process.tcb)) {
+            alloc.sender_table(t).unwrap_or_else(|e| fail("sender table", e));
+        }
         let mut to_server = [0; 2];
         let mut to_client = [0; 2];
         for (k, s) in servers.iter().enumerate() {

@@ -43,7 +43,7 @@ mod rt {
     fn receiver(sys: &System, m: &Member) -> usize {
         let t = m.process.tcb;
         let n = sys.object_of(m, caps::WAKE - caps::CONTROL).unwrap_or_else(|| fail("no notification given", m.name));
-        uintr::grant(ic::UINTR_CONTROL, t, au::GRANT_RECEIVE | au::GRANT_SEND).unwrap_or_else(|e| fail("UintrControl_Grant", e));
+        uintr::grant(ic::UINTR_CONTROL, t, au::GRANT_RECEIVE).unwrap_or_else(|e| fail("UintrControl_Grant", e));
         tcb::bind_notification(t, n).unwrap_or_else(|e| fail("TCB_BindNotification", e));
         uintr::register_receiver(n).unwrap_or_else(|e| fail("NotificationRegisterReceiver", e));
         n
@@ -102,6 +102,9 @@ mod rt {
 
         let client_n = receiver(&sys, &client);
         let server_n = receiver(&sys, &server);
+        for t in [client.process.tcb, server.process.tcb] {
+            alloc.sender_table(t).unwrap_or_else(|e| fail("sender table", e));
+        }
         let to_server = sender(&mut alloc, server_n, 1, client.process.tcb);
         let to_client = sender(&mut alloc, client_n, 1, server.process.tcb);
         equip(&mut alloc, &server, &client, sysbuf);
