@@ -91,7 +91,7 @@ PROFILE_ARGS = $(if $(PROFILE),+profile=$(abspath $(PROFILE)) $(if $(PROFILE_EVE
   $(if $(PROFILE_REGION),+profile-region=$(PROFILE_REGION),),)
 
 .PHONY: run-tests net-image run-net test-net loadgen bench-tcp
-.PHONY: bench-cosim area
+.PHONY: bench-cosim area test-nic
 .PHONY: lint all deps sw run fuzz leak bench-lock profile-ipc bench-ipc bench-mem test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
 
 all: sw
@@ -243,7 +243,7 @@ run-tests: sw
 	$(GDB_NOTE)
 	scripts/qemu.sh $(KTEST_IMAGE) $(GDB_QEMU)
 
-test: lint test-host test-nofp test-boot test-net test-rtl test-sim test-fpga test-hw
+test: lint test-host test-nofp test-boot test-net test-rtl test-sim test-fpga test-hw test-nic
 	@echo "make test: all passed"
 
 # Lint gate: clippy with every warning an error, on the host workspace (tests included), on the
@@ -273,6 +273,10 @@ test-boot: sw
 	python3 scripts/boot_test.py --image $(IMAGE) --kernel $(KERNEL_BIN) --modules $(MODULES_BIN) \
 	  --suite-image $(KTEST_IMAGE) --suite-modules $(KTEST_MODULES) --bench-image $(IPC_BENCH_IMAGE) \
 	  --mem-image $(MEM_BENCH_QUICK_IMAGE)
+
+# The NIC model's register/descriptor test with real libslirp (hw/sim/tests/nic_test.cc; seconds).
+test-nic: | $(DEPS_DONE)
+	$(SIM_MAKE) test-nic
 
 verilog: | $(DEPS_DONE)
 	$(MAKE) -C hw verilog CONFIG=$(CONFIG) BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)

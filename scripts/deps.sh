@@ -7,7 +7,8 @@ set -euo pipefail
 
 # Debian packages: cross toolchain, emulator + its bundled OpenSBI, device-tree compiler,
 # RTL simulator, JDK + Maven for the Chisel build, Tcl for the FPGA scripts' checks, and the
-# aarch64 cross compiler for the board's PS-side loader, matplotlib for the benchmark plots.
+# aarch64 cross compiler for the board's PS-side loader, matplotlib for the benchmark plots,
+# libslirp (+ glib headers its pkg-config file requires) for the simulated NIC's host network.
 APT_PACKAGES=(
   qemu-system-misc opensbi
   gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf picolibc-riscv64-unknown-elf
@@ -18,6 +19,7 @@ APT_PACKAGES=(
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross
   python3 python3-matplotlib
   make g++ zlib1g-dev curl ca-certificates
+  libslirp-dev libglib2.0-dev pkg-config
 )
 RUST_TARGETS=(riscv64imac-unknown-none-elf riscv64gc-unknown-none-elf)
 

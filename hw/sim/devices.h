@@ -76,14 +76,23 @@ struct ExitDevice {
   }
 };
 
+// A further device on the MMIO port (the NIC model, nic.h): claims its address windows.
+struct MmioTarget {
+  virtual ~MmioTarget() = default;
+  virtual bool claims(uint64_t addr) const = 0;
+  virtual uint64_t read_beat(uint64_t addr, uint8_t size, uint8_t& resp) = 0;
+  virtual void write_beat(uint64_t addr, uint64_t data, uint8_t strb, uint8_t& resp) = 0;
+};
+
 template <typename IdT>
 class MmioBus : public Axi4Slave<IdT> {
  public:
-  MmioBus(const Axi4Pins<IdT>& pins, Uart16550& uart, ExitDevice& exit)
-      : Axi4Slave<IdT>(pins, 1), uart_(uart), exit_(exit) {}
+  MmioBus(const Axi4Pins<IdT>& pins, Uart16550& uart, ExitDevice& exit, MmioTarget* extra = nullptr)
+      : Axi4Slave<IdT>(pins, 1), uart_(uart), exit_(exit), extra_(extra) {}
 
  protected:
   uint64_t read_beat(uint64_t addr, uint8_t size, uint8_t& resp) override {
+    if (extra_ && extra_->claims(addr)) return extra_->read_beat(addr, size, resp);
     if (in(addr, PLATFORM_MEMMAP_UART_BASE, PLATFORM_MEMMAP_UART_SIZE)) {
       // 32-bit registers on a 4-byte stride; read only the register addressed (RBR pops).
       unsigned reg = unsigned((addr - PLATFORM_MEMMAP_UART_BASE) >> PLATFORM_CLOCK_UART_REG_SHIFT);
@@ -96,6 +105,7 @@ class MmioBus : public Axi4Slave<IdT> {
     return 0;
   }
   void write_beat(uint64_t addr, uint64_t data, uint8_t strb, uint8_t& resp) override {
+    if (extra_ && extra_->claims(addr)) return extra_->write_beat(addr, data, strb, resp);
     if (in(addr, PLATFORM_MEMMAP_UART_BASE, PLATFORM_MEMMAP_UART_SIZE)) {
       unsigned reg = unsigned((addr - PLATFORM_MEMMAP_UART_BASE) >> PLATFORM_CLOCK_UART_REG_SHIFT);
       if (strb & 0x0f) uart_.write(reg, uint32_t(data));
@@ -113,4 +123,5 @@ class MmioBus : public Axi4Slave<IdT> {
   static bool in(uint64_t a, uint64_t base, uint64_t size) { return a >= base && a - base < size; }
   Uart16550& uart_;
   ExitDevice& exit_;
+  MmioTarget* extra_;
 };

@@ -1,8 +1,10 @@
-// Verilator harness for the SoC top used on the board: DRAM on the AXI4 memory port, the UART
-// and exit device on the MMIO port, the DMA slave port idle, the UART on external interrupt 1.
+// Verilator harness for the SoC top used on the board: DRAM on the AXI4 memory port, the UART,
+// the NIC's registers (AXI DMA + AXI Ethernet, nic.h) and the exit device on the MMIO port, the
+// NIC's DMA master on the frontbus slave port, the UART and NIC on their PLIC sources.
 //
 //   sim +image=build/sw/image.bin [+max-cycles=N] [+fst=out.fst +fst-start=N +fst-end=N]
 //       [+mem-latency=N] [+progress=N] [+inspect=N] [+uart-stdin]
+//       [+nic] [+hostfwd=HOSTPORT[:GUESTPORT]] [+nic-poll=N] [+nic-pcap=FILE] [+nic-trace]
 //       [+profile=FILE [+profile-every=N] [+profile-region=ID [+profile-region-any]]]
 //
 // +inspect=N prints every hart's pc, privilege, wfi and instret every N cycles; SIGUSR1 prints
@@ -10,7 +12,7 @@
 // +profile=FILE writes where each hart's cycles went (profiler.h; scripts/profile.py reads it);
 // region markers in the software are always counted and printed at the end.
 // Exit status: the status software wrote to the exit device; 124 if +max-cycles ran out; 130
-// if stopped by SIGINT.
+// if stopped by SIGINT; 3 if software used the NIC in a way the model does not implement.
 #include <algorithm>
 #include <chrono>
 #include <csignal>
@@ -24,6 +26,7 @@
 #include VTOP_HEADER
 #include "devices.h"
 #include "memory.h"
+#include "nic.h"
 #include "profiler.h"
 #ifdef SIM_JTAG
 #include "jtag.h"
@@ -40,6 +43,7 @@
 // Verilator 5 declares ports as references: strip them to get the value types.
 using IdT = std::remove_reference_t<decltype(VTOP::mem_axi4_0_aw_bits_id)>;
 using MmioIdT = std::remove_reference_t<decltype(VTOP::mmio_axi4_0_aw_bits_id)>;
+using FbusIdT = std::remove_reference_t<decltype(VTOP::l2_frontend_bus_axi4_0_aw_bits_id)>;
 
 static const char* plusarg(int argc, char** argv, const char* name) {
   size_t n = strlen(name);
@@ -133,7 +137,8 @@ int main(int argc, char** argv) {
   if (!image || !*image) {
     fprintf(stderr, "usage: %s +image=FLAT_BINARY [+max-cycles=N] [+fst=FILE +fst-start=N +fst-end=N]\n"
                     "          [+mem-latency=N] [+progress=N] [+inspect=N] [+uart-stdin] [+jtag-port=N (debug config)]\n"
-                    "          [+profile=FILE [+profile-every=N] [+profile-region=ID [+profile-region-any]]]\n", argv[0]);
+                    "          [+profile=FILE [+profile-every=N] [+profile-region=ID [+profile-region-any]]]\n"
+                    "          [+nic] [+hostfwd=HOSTPORT[:GUESTPORT]] [+nic-poll=N] [+nic-pcap=FILE] [+nic-trace]\n", argv[0]);
     return 2;
   }
   const uint64_t max_cycles = plusarg_u64(argc, argv, "max-cycles", 0);
@@ -146,7 +151,31 @@ int main(int argc, char** argv) {
   if (!dram.load_flat(image, PLATFORM_IMAGE_FIRMWARE_BASE)) return 2;
   Uart16550 uart(plusarg(argc, argv, "uart-stdin") != nullptr);
   ExitDevice exitdev;
-  MmioBus<MmioIdT> mmio(AXI4_PINS(top, mmio_axi4_0), uart, exitdev);
+  // The NIC is always on the bus (as on the board); +nic / +hostfwd plug in the cable.
+  NicOptions nic_opt;
+  if (const char* fwd = plusarg(argc, argv, "hostfwd")) {
+    nic_opt.host_port = atoi(fwd);
+    const char* colon = strchr(fwd, ':');
+    nic_opt.guest_port = colon ? atoi(colon + 1) : nic_opt.host_port;
+    if (nic_opt.host_port <= 0 || nic_opt.host_port > 65535 || nic_opt.guest_port <= 0 || nic_opt.guest_port > 65535) {
+      fprintf(stderr, "sim: +hostfwd=HOSTPORT[:GUESTPORT] wants ports 1..65535, got '%s'\n", fwd);
+      return 2;
+    }
+  }
+  nic_opt.link = plusarg(argc, argv, "nic") != nullptr || nic_opt.host_port;
+  nic_opt.poll_every = std::max<uint64_t>(1, plusarg_u64(argc, argv, "nic-poll", 256));
+  if (const char* p = plusarg(argc, argv, "nic-pcap")) nic_opt.pcap = p;
+  nic_opt.trace = plusarg(argc, argv, "nic-trace") != nullptr;
+  top->l2_frontend_bus_axi4_0_aw_bits_lock = 0;
+  top->l2_frontend_bus_axi4_0_aw_bits_cache = 0;
+  top->l2_frontend_bus_axi4_0_aw_bits_prot = 0;
+  top->l2_frontend_bus_axi4_0_aw_bits_qos = 0;
+  top->l2_frontend_bus_axi4_0_ar_bits_lock = 0;
+  top->l2_frontend_bus_axi4_0_ar_bits_cache = 0;
+  top->l2_frontend_bus_axi4_0_ar_bits_prot = 0;
+  top->l2_frontend_bus_axi4_0_ar_bits_qos = 0;
+  Nic<FbusIdT> nic(AXI4_PINS(top, l2_frontend_bus_axi4_0), nic_opt);
+  MmioBus<MmioIdT> mmio(AXI4_PINS(top, mmio_axi4_0), uart, exitdev, &nic);
 
 #if VM_TRACE
   std::unique_ptr<VerilatedFstC> fst;
@@ -162,13 +191,6 @@ int main(int argc, char** argv) {
 #else
   if (plusarg(argc, argv, "fst")) fprintf(stderr, "sim: built without tracing; rebuild with TRACE=1 for +fst\n");
 #endif
-
-  // The DMA slave port is idle in the simulation: no requests, always ready for responses.
-  top->l2_frontend_bus_axi4_0_aw_valid = 0;
-  top->l2_frontend_bus_axi4_0_w_valid = 0;
-  top->l2_frontend_bus_axi4_0_ar_valid = 0;
-  top->l2_frontend_bus_axi4_0_b_ready = 1;
-  top->l2_frontend_bus_axi4_0_r_ready = 1;
 
   const std::vector<HartProbe> harts = find_hart_probes();
   const char* profile_path = plusarg(argc, argv, "profile");
@@ -201,7 +223,8 @@ int main(int argc, char** argv) {
     if (cycle == 16) top->reset = 0;
     dram.drive();
     mmio.drive();
-    top->interrupts = uart.irq() ? 1u << (PLATFORM_IRQ_UART - 1) : 0;
+    nic.drive();
+    top->interrupts = (uart.irq() ? 1u << (PLATFORM_IRQ_UART - 1) : 0) | nic.irq_bits();
 #ifdef SIM_JTAG
     if (top->reset) {     // the DTM's reset is synchronous to TCK: clock it during reset
       top->debug_systemjtag_reset = 1;
@@ -218,6 +241,7 @@ int main(int argc, char** argv) {
     top->eval();
     dram.sample();
     mmio.sample();
+    nic.sample();
 #if VM_TRACE
     if (fst && cycle >= fst_start && cycle < fst_end) fst->dump(2 * cycle);
 #endif
@@ -232,8 +256,9 @@ int main(int argc, char** argv) {
     if (!top->reset) {
       dram.commit();
       mmio.commit();
+      nic.commit(cycle);
     }
-    if (exitdev.done || g_stop) break;
+    if (exitdev.done || g_stop || nic.failed()) break;
     if (max_cycles && cycle >= max_cycles) break;
     if (g_dump || (inspect && cycle && cycle % inspect == 0)) {
       g_dump = 0;
@@ -250,9 +275,11 @@ int main(int argc, char** argv) {
   }
   fflush(stdout);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  int status = exitdev.done ? exitdev.status : g_stop ? 130 : 124;
+  int status = exitdev.done ? exitdev.status : nic.failed() ? 3 : g_stop ? 130 : 124;
   fprintf(stderr, "[sim] %s after %" PRIu64 " cycles in %.1f s (%.1f kHz), status %d\n",
-          exitdev.done ? "exit" : g_stop ? "stopped" : "timeout", cycle, secs, cycle / secs / 1e3, status);
+          exitdev.done ? "exit" : nic.failed() ? "NIC model stop" : g_stop ? "stopped" : "timeout", cycle, secs,
+          cycle / secs / 1e3, status);
+  if (nic.failed()) fprintf(stderr, "[sim] %s\n", nic.failure().c_str());
   // Every hart shares the one clock: cycles since reset released, instructions it retired, and
   // where it stopped.
   print_harts(harts, cycle > 16 ? cycle - 16 : 0);

@@ -11,7 +11,7 @@ Exit status: 0 when every test passed.
 """
 import argparse, concurrent.futures, os, re, subprocess, sys, time
 
-# name: (cores, max cycles)
+# name: (cores, max cycles[, extra harness arguments])
 TESTS = {
     "csr_reset":    (1, 200_000),
     "utrap":        (1, 500_000),
@@ -26,12 +26,13 @@ TESTS = {
     "rv_csr_irq":   (1, 1_000_000),
     "rv_sv39":      (1, 1_000_000),
     "rv_atomic":    (4, 3_000_000),
+    "nic_dma":      (1, 3_000_000, ["+nic"]),   # the NIC model with libslirp attached (no port forward)
 }
 
-def run(name, sim, binpath, max_cycles):
+def run(name, sim, binpath, max_cycles, extra=()):
     t0 = time.time()
     try:
-        p = subprocess.run([sim, f"+image={binpath}", f"+max-cycles={max_cycles}", "+progress=0"],
+        p = subprocess.run([sim, f"+image={binpath}", f"+max-cycles={max_cycles}", "+progress=0", *extra],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1800)
     except subprocess.TimeoutExpired as e:
         return name, 124, (e.stdout or b"").decode(errors="replace") + "\nwall-clock timeout", time.time() - t0
@@ -53,9 +54,9 @@ def main():
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
         futs = []
         for n in names:
-            cores, maxc = TESTS[n]
+            cores, maxc, *extra = TESTS[n]
             futs.append(ex.submit(run, n, a.sim4 if cores == 4 else a.sim1,
-                                  os.path.join(a.bins, n + ".bin"), maxc))
+                                  os.path.join(a.bins, n + ".bin"), maxc, *extra))
         for f in futs:
             n, rc, out, secs = f.result()
             cyc = re.search(r"\[sim\] (?:exit|timeout) after (\d+) cycles", out)
