@@ -26,7 +26,6 @@ TESTS = {
     "rv_csr_irq":   (1, 1_000_000),
     "rv_sv39":      (1, 1_000_000),
     "rv_atomic":    (4, 3_000_000),
-    "nic_dma":      (1, 3_000_000, ["+nic"]),   # the NIC model with libslirp attached (no port forward)
 }
 
 def run(name, sim, binpath, max_cycles, extra=()):
