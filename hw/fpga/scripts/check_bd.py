@@ -198,25 +198,67 @@ def check(records, platform, board, wrapper):
     return errors
 
 
+def check_dtb(records, dtb):
+    """The DTB's DMA and Ethernet nodes against the recorded block design."""
+    import board_dts
+    errors = []
+    nets = [set(r["members"]) for r in records if r["kind"] == "net"]
+    addr = {}
+    for r in records:
+        if r["kind"] == "addr" and r["space"] == "rocket/M_AXI_MMIO":
+            addr["/".join(r["seg"].split("/")[:2])] = [int(r["offset"]), int(r["range"])]
+
+    def source_of(pin):
+        """PLIC source the interrupt pin drives (irq_concat input n is source n+1)."""
+        for n in nets:
+            if "pin:" + pin in n:
+                for m in n:
+                    if (x := re.fullmatch(r"pin:irq_concat/In(\d+)", m)):
+                        return int(x.group(1)) + 1
+        return None
+
+    found = board_dts.find_nodes(dtb)
+    bd = {"xlnx,axi-dma-1.00.a": ("dma/S_AXI_LITE", ["dma/mm2s_introut", "dma/s2mm_introut"]),
+          "xlnx,axi-ethernet-1.00.a": ("eth/s_axi", ["eth/mac_irq", "eth/interrupt"])}
+    for compat, (seg, pins) in bd.items():
+        node = found.get(compat)
+        if node is None:
+            errors.append(f"DTB: no {compat} node")
+            continue
+        if board_dts.fdtget(dtb, node, "reg") != addr.get(seg):
+            errors.append(f"DTB {node}: reg {board_dts.fdtget(dtb, node, 'reg')}, block design maps {seg} at {addr.get(seg)}")
+        names = board_dts.fdtget(dtb, node, "interrupt-names", "s") or []
+        ints = board_dts.fdtget(dtb, node, "interrupts") or []
+        order = [n for n, _ in board_dts.NODES[compat][1]]
+        dt = [ints[names.index(n)] if n in names and len(names) == len(ints) else None for n in order]
+        want = [source_of(p) for p in pins]
+        if dt != want:
+            errors.append(f"DTB {node}: interrupts {order} are {dt}, the block design wires {pins} to PLIC sources {want}")
+    return errors
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gen", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--platform", required=True)
     ap.add_argument("--board", required=True)
+    ap.add_argument("--dtb", help="the board's device tree (board_dts.py output) to compare with the design")
     args = ap.parse_args()
     records = run_stub(args.gen, args.work, {})
     if records is None:
         sys.exit("check_bd: the flow failed under the Vivado stub (message above)")
     errors = check(records, soc_ports.load_platform(args.platform), soc_ports.load_platform(args.board),
                    os.path.join(args.gen, "rocket_soc.v"))
+    if args.dtb:
+        errors += check_dtb(records, args.dtb)
     for e in errors:
         print(f"check_bd: {e}", file=sys.stderr)
     if errors:
         sys.exit(1)
     n = {k: sum(1 for r in records if r["kind"] == k) for k in ("cell", "net", "intfnet", "addr", "xdc")}
     print(f"check_bd: ok ({n['cell']} cells, {n['net']} nets, {n['intfnet']} interface nets, "
-          f"{n['addr']} address assignments, {n['xdc']} XDC properties) in {args.gen}")
+          f"{n['addr']} address assignments, {n['xdc']} XDC properties{', DTB' if args.dtb else ''}) in {args.gen}")
 
 
 if __name__ == "__main__":

@@ -73,11 +73,16 @@ expect_fail soc-port-model python3 "$fpga/scripts/check_soc.py" --platform "$pla
 cp "$fpga/tcl/bd/addr.tcl" "$work/broken.tcl"; echo 'proc broken {} {' >> "$work/broken.tcl"
 expect_fail tcl-syntax tclsh "$fpga/scripts/tcl_syntax.tcl" "$work/broken.tcl"
 
-# 11. Device tree: interrupts in the wrong order, and a syntax error.
-t=$(tree dts-irq); sed -i 's/interrupts = <{irq_dma_tx} {irq_dma_rx}>/interrupts = <{irq_dma_rx} {irq_dma_tx}>/' "$t/dts/pl-devices.dtsi.in"
+# 11. Device tree: interrupts in the wrong order, a syntax error, and a DTB whose Ethernet
+# sits elsewhere than the block design maps it (the DTB checked against the design itself).
+t=$(tree dts-irq); sed -i 's/interrupts = <{irq_dma_tx} {irq_dma_rx}>/interrupts = <{irq_dma_rx} {irq_dma_tx}>/' "$t/dts/stub-soc.dts"
 expect_fail dts-irq-order python3 "$t/scripts/board_dts.py" --platform "$platform" --board "$board" -o "$work/dts/irq.dts"
-t=$(tree dts-syntax); sed -i 's/#dma-cells = <1>;/#dma-cells = <1>/' "$t/dts/pl-devices.dtsi.in"
+t=$(tree dts-syntax); sed -i 's/#dma-cells = <1>;/#dma-cells = <1>/' "$t/dts/stub-soc.dts"
 expect_fail dts-syntax python3 "$t/scripts/board_dts.py" --platform "$platform" --board "$board" -o "$work/dts/syntax.dts"
+sed 's/reg = <{ethernet_base:#x} {ethernet_size:#x}>;/reg = <0x60180000 {ethernet_size:#x}>;/' "$fpga/dts/stub-soc.dts" \
+  | python3 -c 'import sys, tomllib; sys.path.insert(0, sys.argv[1]); import board_dts; p = tomllib.load(open(sys.argv[2], "rb")); print(sys.stdin.read().format(**board_dts.fields(p)))' "$fpga/scripts" "$platform" > "$work/dts/eth-moved.dts"
+dtc -q -I dts -O dtb -o "$work/dts/eth-moved.dtb" "$work/dts/eth-moved.dts"
+expect_fail dtb-vs-design python3 "$fpga/scripts/check_bd.py" --gen "$work/gen" --work "$work/gen-dtb.work" --platform "$platform" --board "$board" --dtb "$work/dts/eth-moved.dtb"
 
 # 12. Loader built for one DRAM window, board.toml saying another.
 sed 's/^dram_window = { base = 0x1000_0000/dram_window = { base = 0x1800_0000/' "$board" > "$work/board-loader.toml"

@@ -537,7 +537,29 @@ pub mod bootinfo {
         /// A device untyped's PLIC interrupt source, from the device tree (0: none), for the
         /// IRQControl_Get of a user driver (virtio-mmio devices, the console UART).
         pub irq: u16,
-        pub _pad: [u8; 4],
+        /// What the device tree says the device is (`device_kind`; 0 for RAM), so a root task
+        /// picks its driver without probing.
+        pub kind: u8,
+        pub _pad: u8,
+        /// A second interrupt source of the device (0: none): the AXI DMA's receive (S2MM)
+        /// interrupt, `irq` being its transmit (MM2S) one; the AXI Ethernet's `interrupt`, `irq`
+        /// being its `mac_irq`.
+        pub irq2: u16,
+    }
+
+    /// `UntypedDesc::kind`: the device-tree node a device untyped (its first page) comes from.
+    pub mod device_kind {
+        pub const NONE: u8 = 0;
+        /// `virtio,mmio` (QEMU virt).
+        pub const VIRTIO_MMIO: u8 = 1;
+        /// The console UART (`BootInfo::console_uart`).
+        pub const CONSOLE_UART: u8 = 2;
+        /// A hart's PLIC U-mode context page (`BootInfo::plic_user_context`).
+        pub const PLIC_USER_CONTEXT: u8 = 3;
+        /// `xlnx,axi-dma-1.00.a`: the AXI DMA (PG021) of the board's Ethernet.
+        pub const AXI_DMA: u8 = 4;
+        /// `xlnx,axi-ethernet-1.00.a`: the AXI 1G/2.5G Ethernet (PG138).
+        pub const AXI_ETHERNET: u8 = 5;
     }
 
     /// (230 until the module list took a part of the page; QEMU's 256 MiB need about 45.)

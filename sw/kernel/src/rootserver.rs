@@ -4,7 +4,7 @@
 use crate::mm::{self, frames};
 use crate::object::{self, asid, tcb, vspace, KSlots};
 use crate::{kprintln, sched};
-use abi::bootinfo::{BootInfo, DeviceDesc, Modules as BootModules, SlotRegion, UntypedDesc, MAX_MODULES, MAX_UNTYPEDS, MODULES_VADDR};
+use abi::bootinfo::{device_kind, BootInfo, DeviceDesc, Modules as BootModules, SlotRegion, UntypedDesc, MAX_MODULES, MAX_UNTYPEDS, MODULES_VADDR};
 use abi::{init_cap, layout, object::MAX_UNTYPED_BITS};
 use caps::{cap::PT_ROOT, Cap, Mdb, Rights, Slot, Slots};
 use devtree::Region;
@@ -294,28 +294,38 @@ pub fn create(m: &devtree::Machine) -> Result<bool, LoadError> {
     let ut_start = root.next;
     let mut n = 0;
     let mut total = 0usize;
-    let mut add = |root: &mut Root, base: usize, bits: u8, device: bool, irq: u32| {
+    // (kind, irq, irq2) of a device untyped: abi::bootinfo::device_kind and its PLIC sources.
+    let mut add = |root: &mut Root, base: usize, bits: u8, device: bool, (kind, irq, irq2): (u8, u32, u32)| {
         if n < MAX_UNTYPEDS && root.push(Cap::Untyped { base: base as u64, size_bits: bits, free_index: 0, device, cleared: 0 }).is_ok() {
             let irq = u16::try_from(irq).unwrap_or(0);
-            bi.untyped_list[n] = UntypedDesc { paddr: base, size_bits: bits, is_device: device as u8, irq, _pad: [0; 4] };
+            let irq2 = u16::try_from(irq2).unwrap_or(0);
+            bi.untyped_list[n] = UntypedDesc { paddr: base, size_bits: bits, is_device: device as u8, irq, kind, _pad: 0, irq2 };
             n += 1;
         }
     };
     for r in frames::take_remaining() {
         untyped_blocks(r, |b, bits| {
-            add(&mut root, b, bits, false, 0);
+            add(&mut root, b, bits, false, (device_kind::NONE, 0, 0));
             total += 1 << bits;
         });
     }
     for v in m.virtio_mmio.iter() {
         let base = v.reg.base & !(PAGE_SIZE - 1);
-        add(&mut root, base, 12, true, v.irq.unwrap_or(0));
+        add(&mut root, base, 12, true, (device_kind::VIRTIO_MMIO, v.irq.unwrap_or(0), 0));
+    }
+    // The board's NIC (AXI DMA + AXI Ethernet): the first page of each holds every register a
+    // driver uses (PG021: 0x00-0x5C; PG138: up to the MDIO registers at 0x500-0x50C).
+    if let Some(d) = m.axi_dma {
+        add(&mut root, d.reg.base & !(PAGE_SIZE - 1), 12, true, (device_kind::AXI_DMA, d.tx_irq, d.rx_irq));
+    }
+    if let Some(e) = m.axi_ethernet {
+        add(&mut root, e.reg.base & !(PAGE_SIZE - 1), 12, true, (device_kind::AXI_ETHERNET, e.mac_irq, e.irq));
     }
     // User-level device interrupts: each hart's PLIC U-context page.
     for (i, h) in m.harts.iter().enumerate().take(bi.plic_user_context.len()) {
         if let Some(page) = crate::uintr::ueip::context_page(h.id) {
             bi.plic_user_context[i] = page;
-            add(&mut root, page, 12, true, 0);
+            add(&mut root, page, 12, true, (device_kind::PLIC_USER_CONTEXT, 0, 0));
         }
     }
     // The console UART, for a user driver (the kernel only polls it to print).
@@ -327,7 +337,7 @@ pub fn create(m: &devtree::Machine) -> Result<bool, LoadError> {
             io_width: u.reg_io_width.max(1) as usize,
             irq: u.irq.unwrap_or(0) as usize,
         };
-        add(&mut root, page, 12, true, u.irq.unwrap_or(0));
+        add(&mut root, page, 12, true, (device_kind::CONSOLE_UART, u.irq.unwrap_or(0), 0));
     }
     list_modules(&mut bi.modules, &mods, module_frames, window_size);
     bi.untyped = SlotRegion { start: ut_start, end: root.next };

@@ -29,7 +29,13 @@ pub fn bootinfo(env: &mut Env) -> TResult {
         if d.is_device == 0 {
             ram += 1 << d.size_bits;
             ensure_eq!(d.irq, 0, "interrupt source of a RAM untyped");
+            ensure_eq!(d.kind, abi::bootinfo::device_kind::NONE, "device kind of a RAM untyped");
+        } else {
+            ensure!(d.kind != abi::bootinfo::device_kind::NONE, "device untyped at {:#x} of no kind", d.paddr);
         }
+        // Only the AXI DMA and Ethernet have a second interrupt, and only with a first.
+        let two = matches!(d.kind, abi::bootinfo::device_kind::AXI_DMA | abi::bootinfo::device_kind::AXI_ETHERNET);
+        ensure!(d.irq2 == 0 || (two && d.irq != 0), "second interrupt {} on a device of kind {}", d.irq2, d.kind);
     }
     // The console UART's page carries its interrupt source for a user driver.
     let uart = bi.console_uart;
@@ -37,6 +43,7 @@ pub fn bootinfo(env: &mut Env) -> TResult {
         let page = uart.paddr & !((1 << o::PAGE_BITS) - 1);
         let found = userlib::bootinfo::untypeds(bi).find(|(_, d)| d.is_device != 0 && d.paddr == page);
         ensure!(found.is_some_and(|(_, d)| d.irq as usize == uart.irq), "the UART's device untyped does not name IRQ {}", uart.irq);
+        ensure!(found.is_some_and(|(_, d)| d.kind == abi::bootinfo::device_kind::CONSOLE_UART), "the UART's device untyped is not of kind CONSOLE_UART");
     }
     ensure!(ram >= 4 << 20, "only {} bytes of RAM untyped", ram);
     // The boot info page is where a0 said, and the hart ids are distinct.

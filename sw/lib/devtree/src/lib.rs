@@ -67,6 +67,24 @@ pub struct VirtioMmio {
     pub irq: Option<u32>,
 }
 
+/// The board's AXI DMA (`xlnx,axi-dma-1.00.a`, PG021), scatter-gather, feeding the Ethernet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AxiDma {
+    pub reg: Region,
+    /// PLIC sources of the MM2S (transmit) and S2MM (receive) channels.
+    pub tx_irq: u32,
+    pub rx_irq: u32,
+}
+
+/// The board's AXI 1G/2.5G Ethernet (`xlnx,axi-ethernet-1.00.a`, PG138).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AxiEthernet {
+    pub reg: Region,
+    /// PLIC sources of `mac_irq` and `interrupt` (0: not given).
+    pub mac_irq: u32,
+    pub irq: u32,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Machine {
     pub model: heapless::String<64>,
@@ -82,6 +100,10 @@ pub struct Machine {
     pub exit_device: Option<Region>,
     pub uintc: Option<Uintc>,
     pub virtio_mmio: Vec<VirtioMmio, MAX_VIRTIO>,
+    /// The AXI DMA and Ethernet behind the MMIO port (our SoC's boot ROM device tree); only a
+    /// DMA with both channel interrupts counts.
+    pub axi_dma: Option<AxiDma>,
+    pub axi_ethernet: Option<AxiEthernet>,
     /// `/chosen/bootargs` (QEMU `-append`), cut at 256 bytes.
     pub bootargs: heapless::String<256>,
 }
@@ -207,6 +229,18 @@ impl Machine {
             }
         }
         m.virtio_mmio.sort_unstable_by_key(|v| v.reg.base);
+        m.axi_dma = fdt.find_compatible(&["xlnx,axi-dma-1.00.a"]).and_then(|n| {
+            let reg = first_reg(&n)?;
+            let tx_irq = named_irq(&n, "mm2s_introut", 0)?;
+            let rx_irq = named_irq(&n, "s2mm_introut", 1)?;
+            Some(AxiDma { reg, tx_irq, rx_irq })
+        });
+        m.axi_ethernet = fdt.find_compatible(&["xlnx,axi-ethernet-1.00.a"]).and_then(|n| {
+            let reg = first_reg(&n)?;
+            let mac_irq = named_irq(&n, "mac_irq", 0).unwrap_or(0);
+            let irq = named_irq(&n, "interrupt", 1).unwrap_or(0);
+            Some(AxiEthernet { reg, mac_irq, irq })
+        });
         Ok(m)
     }
 
@@ -297,6 +331,16 @@ fn plic_contexts(fdt: &fdt::Fdt, plic: &fdt::node::FdtNode, want: u32) -> [Optio
         ctx += 1;
     }
     out
+}
+
+/// The interrupt `name` of `interrupt-names`, or without names the one at `index` of
+/// `interrupts` (the Xilinx bindings' order); None if there is none (or it is source 0).
+fn named_irq(node: &fdt::node::FdtNode, name: &str, index: usize) -> Option<u32> {
+    let at = match node.property("interrupt-names") {
+        Some(p) => p.value.split(|&b| b == 0).position(|s| s == name.as_bytes())?,
+        None => index,
+    };
+    node.interrupts()?.nth(at).map(|i| i as u32).filter(|&i| i != 0)
 }
 
 fn first_reg(node: &fdt::node::FdtNode) -> Option<Region> {

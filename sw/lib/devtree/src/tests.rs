@@ -50,6 +50,7 @@ fn qemu_virt_machine_is_fully_described() {
     assert_eq!(m.virtio_mmio.len(), 8);
     assert_eq!(m.virtio_mmio[0].reg.base, 0x1000_1000);
     assert_eq!(m.virtio_mmio[0].irq, Some(1));
+    assert!(m.axi_dma.is_none() && m.axi_ethernet.is_none());
     assert!(m.uintc.is_none(), "stock QEMU has no UINTC");
 }
 
@@ -69,8 +70,37 @@ fn rocket_soc_devices_and_disabled_harts() {
     assert_eq!(m.plic.unwrap().u_context[..4], [Some(2), Some(5), Some(8), None], "ours: U context 3h+2");
     assert_eq!(m.exit_device.map(|r| r.base), Some(0x6020_0000));
     assert!(m.virtio_mmio.is_empty());
+    assert_eq!(m.axi_dma, Some(AxiDma { reg: Region { base: 0x6010_0000, size: 0x1_0000 }, tx_irq: 4, rx_irq: 5 }));
+    assert_eq!(m.axi_ethernet, Some(AxiEthernet { reg: Region { base: 0x6014_0000, size: 0x4_0000 }, mac_irq: 2, irq: 3 }));
     assert!(m.has_bootarg("selftest.inject-panic") && m.has_bootarg("quiet"));
     assert!(!m.has_bootarg("selftest"), "whole words only");
+}
+
+/// The fixture with its DMA node's interrupt properties replaced by `props`.
+fn soc_with_dma_interrupts(props: &str) -> StdVec<u8> {
+    let src = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/rocket-soc.dts")).unwrap();
+    let old = "interrupts = <4 5>;\n                        interrupt-names = \"mm2s_introut\", \"s2mm_introut\";";
+    assert!(src.contains(old));
+    let dts = tmp("dma.dts");
+    std::fs::write(&dts, src.replace(old, props)).unwrap();
+    let out = tmp("dma.dtb");
+    assert!(Command::new("dtc").args(["-I", "dts", "-O", "dtb", "-o"]).arg(&out).arg(&dts).status().unwrap().success());
+    std::fs::read(out).unwrap()
+}
+
+#[test]
+fn axi_dma_interrupts_by_name_by_order_or_not_at_all() {
+    // Names decide over order.
+    let m = Machine::from_bytes(&soc_with_dma_interrupts("interrupts = <5 4>; interrupt-names = \"s2mm_introut\", \"mm2s_introut\";")).unwrap();
+    assert_eq!(m.axi_dma.map(|d| (d.tx_irq, d.rx_irq)), Some((4, 5)));
+    // Without names: transmit first, as Xilinx's binding lists them.
+    let m = Machine::from_bytes(&soc_with_dma_interrupts("interrupts = <4 5>;")).unwrap();
+    assert_eq!(m.axi_dma.map(|d| (d.tx_irq, d.rx_irq)), Some((4, 5)));
+    // A DMA whose receive interrupt is missing is no usable NIC: not offered.
+    let m = Machine::from_bytes(&soc_with_dma_interrupts("interrupts = <4>;")).unwrap();
+    assert_eq!(m.axi_dma, None);
+    let m = Machine::from_bytes(&soc_with_dma_interrupts("interrupts = <4 5>; interrupt-names = \"mm2s_introut\", \"other\";")).unwrap();
+    assert_eq!(m.axi_dma, None);
 }
 
 #[test]
