@@ -1,6 +1,6 @@
 //! The network stack server (README.md): started by the root task from its boot module with a
-//! configuration page, it drives the virtio-net NIC (its interrupt delivered as a user
-//! interrupt on the thread's U-notification), runs smoltcp in the async runtime, and serves
+//! configuration page, it drives the NIC the device tree describes (virtio-net on QEMU, the AXI
+//! DMA + Ethernet on our SoC; its interrupts delivered as user interrupts), runs smoltcp in the async runtime, and serves
 //! TCP sockets to a client process over an async IPC channel (or, in the sync variant, over
 //! sync IPC on an endpoint: `sync_ipc`), payloads through the shared data area.
 #![cfg_attr(target_arch = "riscv64", no_std, no_main)]
@@ -8,6 +8,8 @@
 #[cfg(not(target_arch = "riscv64"))]
 fn main() {}
 
+#[cfg(target_arch = "riscv64")]
+mod axi_nic;
 #[cfg(target_arch = "riscv64")]
 mod hal;
 #[cfg(target_arch = "riscv64")]
@@ -22,18 +24,22 @@ mod service;
 mod stack;
 #[cfg(target_arch = "riscv64")]
 mod sync_ipc;
+#[cfg(target_arch = "riscv64")]
+mod virtio;
 
 #[cfg(target_arch = "riscv64")]
 pub use rt::{clock, nic, nic_stats, DATA};
 
 #[cfg(target_arch = "riscv64")]
 mod rt {
+    use crate::axi_nic::AxiNic;
     use crate::nic::{Nic, NicStats};
+    use crate::virtio::VirtioNic;
     use crate::{hal, poller, service, stack, sync_ipc};
     use abi::bootinfo::process::ProcessInfo;
     use core::cell::UnsafeCell;
     use core::sync::atomic::{AtomicUsize, Ordering};
-    use netproto::{variant, NetConfig, CHAN_CAPACITY, CHAN_VADDR, CONFIG_VADDR, DATA_VADDR, DMA_VADDR, MMIO_VADDR, NET_MAGIC, SYNC_PENDING};
+    use netproto::{nic_kind, variant, NetConfig, CHAN_CAPACITY, CHAN_VADDR, CONFIG_VADDR, DATA_VADDR, DMA_VADDR, MMIO2_VADDR, MMIO_VADDR, NET_MAGIC, PLIC_CTX_VADDR, SYNC_PENDING};
     use userlib::chan::{ChanMem, Server, ThreadPark};
     use userlib::task::timer::{KernelClock, Timers};
     use userlib::task::Executor;
@@ -69,7 +75,7 @@ mod rt {
     }
 
     pub fn nic_stats() -> NicStats {
-        nic().stats.with(|s| *s)
+        nic().stats()
     }
 
     pub mod clock {
@@ -88,6 +94,11 @@ mod rt {
             smoltcp::time::Instant::from_micros((ticks() / TICKS_PER_US.load(Ordering::Relaxed) as u64) as i64)
         }
 
+        /// Microseconds of the timer (the AXI NIC's bounded waits).
+        pub fn now_us() -> u64 {
+            ticks() / TICKS_PER_US.load(Ordering::Relaxed) as u64
+        }
+
         /// The timer tick at which smoltcp's clock reads `t` (or just after).
         pub fn ticks_at(t: smoltcp::time::Instant) -> u64 {
             (t.total_micros().max(0) as u64).saturating_add(1).saturating_mul(TICKS_PER_US.load(Ordering::Relaxed) as u64)
@@ -102,13 +113,34 @@ mod rt {
                 && (info.given.start..info.given.end).contains(&(c.endpoint_slot as usize))
                 && c.reply_slots as usize >= info.empty.start
                 && c.reply_slots as usize + SYNC_PENDING <= info.empty.end);
+        let axi = c.nic_kind == nic_kind::AXI;
+        let nic_ok = (c.nic_kind == nic_kind::VIRTIO && c.irq2_slot == 0)
+            || (axi && c.mmio2_paddr != 0 && c.irq2_slot != 0 && c.nic_axi_hz >= 2 * axi_eth::mac::MDC_MAX_HZ);
+        let ctx_ok = c.plic_ctx_vaddr == 0 || c.plic_ctx_vaddr == PLIC_CTX_VADDR as u64;
         let ok = c.magic == NET_MAGIC
             && sync_ok
+            && nic_ok
+            && ctx_ok
             && c.timebase_hz >= 1_000_000
             && (1..=32).contains(&c.prefix)
             && c.dma_bytes >= 64 * 4096
             && c.irq_vector <= abi::uintr::MAX_VECTOR as u64;
         ok.then_some(c)
+    }
+
+    /// Format into a fixed buffer (NUL-padded), for a line built in parts.
+    fn write_str(buf: &mut [u8], args: core::fmt::Arguments) -> core::fmt::Result {
+        struct W<'a>(&'a mut [u8], usize);
+        impl core::fmt::Write for W<'_> {
+            fn write_str(&mut self, s: &str) -> core::fmt::Result {
+                let b = s.as_bytes();
+                let n = b.len().min(self.0.len() - self.1);
+                self.0[self.1..self.1 + n].copy_from_slice(&b[..n]);
+                self.1 += n;
+                Ok(())
+            }
+        }
+        core::fmt::write(&mut W(buf, 0), args)
     }
 
     fn fail(what: &str) -> ! {
@@ -126,12 +158,32 @@ mod rt {
         TICKS_PER_US.store((cfg.timebase_hz / 1_000_000) as usize, Ordering::Relaxed);
         DATA.store(DATA_VADDR, Ordering::Relaxed);
         hal::init(DMA_VADDR, cfg.dma_paddr as usize, cfg.dma_bytes as usize, MMIO_VADDR, cfg.mmio_paddr as usize);
-        // SAFETY: the root task mapped our device's page at MMIO_VADDR for us alone.
-        let dev = match unsafe { Nic::new(MMIO_VADDR) } {
-            Ok(n) => n,
-            Err(e) => {
-                println!("[net-server] virtio-net at {:#x}: {:?}", cfg.mmio_paddr, e);
-                fail("no NIC")
+        let mut link = [0u8; 64];
+        let dev = if cfg.nic_kind == nic_kind::AXI {
+            // SAFETY: the root task mapped the DMA's page at MMIO_VADDR and the Ethernet's at
+            // MMIO2_VADDR for us alone.
+            match unsafe { AxiNic::new(MMIO_VADDR, MMIO2_VADDR, cfg.nic_axi_hz, clock::now_us) } {
+                Ok(n) => {
+                    let l = n.link;
+                    let _ = write_str(&mut link, format_args!("AXI Ethernet (PHY {:#010x} at MDIO {}, {} Mb/s)", l.phy_id, l.phy_addr, l.mbps));
+                    Nic::Axi(n)
+                }
+                Err(e) => {
+                    println!("[net-server] AXI DMA at {:#x}, Ethernet at {:#x}: {}", cfg.mmio_paddr, cfg.mmio2_paddr, e);
+                    fail("no NIC")
+                }
+            }
+        } else {
+            // SAFETY: the root task mapped our device's page at MMIO_VADDR for us alone.
+            match unsafe { VirtioNic::new(MMIO_VADDR) } {
+                Ok(n) => {
+                    let _ = write_str(&mut link, format_args!("virtio-net"));
+                    Nic::Virtio(n)
+                }
+                Err(e) => {
+                    println!("[net-server] virtio-net at {:#x}: {:?}", cfg.mmio_paddr, e);
+                    fail("no NIC")
+                }
             }
         };
         // SAFETY: no task exists yet (see NicCell).
@@ -140,13 +192,15 @@ mod rt {
         let seed = clock::ticks();
         stack::init(nic(), cfg.ip, cfg.prefix as u8, cfg.gateway, clock::now(), seed);
         println!(
-            "[net-server] virtio-net {:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x} irq vector {}, {}.{}.{}.{}/{} via {}.{}.{}.{}, {} sockets",
+            "[net-server] {} {:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x} irq vector {}{}, {}.{}.{}.{}/{} via {}.{}.{}.{}, {} sockets",
+            core::str::from_utf8(&link).unwrap_or("?").trim_end_matches('\0'),
             mac[0], mac[1], mac[2], mac[3], mac[4], mac[5], cfg.irq_vector,
+            if cfg.plic_ctx_vaddr != 0 { " (direct: PLIC U context)" } else { "" },
             cfg.ip[0], cfg.ip[1], cfg.ip[2], cfg.ip[3], cfg.prefix,
             cfg.gateway[0], cfg.gateway[1], cfg.gateway[2], cfg.gateway[3], netproto::SOCKETS
         );
 
-        poller::setup(userlib::uintr::vector_bit(cfg.irq_vector as usize), cfg.irq_slot as usize);
+        poller::setup(userlib::uintr::vector_bit(cfg.irq_vector as usize), [cfg.irq_slot as usize, cfg.irq2_slot as usize], cfg.plic_ctx_vaddr as usize);
         if cfg.variant == variant::SYNC {
             serve_sync(cfg);
         }

@@ -7,6 +7,11 @@
 //! variant has no timers (its thread receives no U-notification): it polls on events only.
 //! [`NicEvents`] is the thread park hook's view of the NIC: it wakes the poller when the
 //! receive ring has frames or the NIC's vector arrived.
+//!
+//! The NIC's interrupts reach us one of two ways (`setup`): forwarded by the kernel (QEMU:
+//! the vector bit on our U-notification, the IRQHandler Acked after the device is quiet), or
+//! directly through our hart's PLIC U context (our SoC: the kernel only wakes us from Wait when
+//! a source fires; we claim and complete it at the context page ourselves, no kernel entry).
 use crate::local::Local;
 use crate::{clock, nic, stack};
 use core::future::{poll_fn, Future};
@@ -18,18 +23,45 @@ use userlib::task::timer::TimerHandle;
 static KICK: AtomicBool = AtomicBool::new(false);
 static IRQ_SEEN: AtomicBool = AtomicBool::new(false);
 static POLLER: Local<Option<Waker>> = Local::new(None);
-/// The NIC's vector bit on our U-notification, and its IRQHandler cap.
+/// The NIC's vector bit on our U-notification, and its IRQHandler caps (0: none).
 static IRQ_BIT: AtomicU64 = AtomicU64::new(0);
-static IRQ_SLOT: AtomicUsize = AtomicUsize::new(0);
+static IRQ_SLOTS: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
+/// The PLIC U-context page when the NIC's interrupts come directly (0: forwarded).
+static PLIC_CTX: AtomicUsize = AtomicUsize::new(0);
+/// Direct interrupts claimed at the U context.
+pub static CLAIMS: AtomicUsize = AtomicUsize::new(0);
 /// Polls of the interface and interrupts acknowledged (for the exit report).
 pub static POLLS: AtomicUsize = AtomicUsize::new(0);
 pub static IRQS: AtomicUsize = AtomicUsize::new(0);
 /// Polls started by smoltcp's deadline rather than an event.
 pub static TIMED: AtomicUsize = AtomicUsize::new(0);
 
-pub fn setup(irq_bit: u64, irq_slot: usize) {
+pub fn setup(irq_bit: u64, irq_slots: [usize; 2], plic_ctx: usize) {
     IRQ_BIT.store(irq_bit, Ordering::Relaxed);
-    IRQ_SLOT.store(irq_slot, Ordering::Relaxed);
+    for (a, s) in IRQ_SLOTS.iter().zip(irq_slots) {
+        a.store(s, Ordering::Relaxed);
+    }
+    PLIC_CTX.store(plic_ctx, Ordering::Relaxed);
+}
+
+/// Direct route: with the device quiet (its interrupt bits cleared), claim and complete
+/// whatever it raised at our U context meanwhile, so the PLIC holds nothing pending that
+/// would end our next Wait at once. An MMIO read (and a write per source), no kernel entry.
+fn settle_direct() {
+    let va = PLIC_CTX.load(Ordering::Relaxed);
+    if va == 0 {
+        return;
+    }
+    // SAFETY: the root task mapped our hart's U-context page there (NetConfig::plic_ctx_vaddr).
+    let ctx = unsafe { userlib::uintr::PlicContext::new(va) };
+    loop {
+        let id = ctx.claim();
+        if id == 0 {
+            break;
+        }
+        ctx.complete(id);
+        CLAIMS.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// Something changed that smoltcp must act on: run the poller.
@@ -90,7 +122,9 @@ pub async fn run(timers: Option<TimerHandle>) {
             // Quiet the device first, then let the kernel unmask its source (it stays masked
             // from the moment the kernel forwarded it until this Ack).
             nic.ack_interrupt();
-            let _ = userlib::irq::handler_ack(IRQ_SLOT.load(Ordering::Relaxed));
+            for slot in IRQ_SLOTS.iter().map(|s| s.load(Ordering::Relaxed)).filter(|&s| s != 0) {
+                let _ = userlib::irq::handler_ack(slot);
+            }
             IRQS.fetch_add(1, Ordering::Relaxed);
         }
         KICK.store(false, Ordering::Relaxed);
@@ -150,6 +184,7 @@ impl Endpoint for NicEvents {
     /// follow); while we run it does not (NAPI style: the hook and the poller read its rings).
     fn announce(&self) {
         nic().interrupts(true);
+        settle_direct();
     }
 
     fn check(&self) -> bool {

@@ -1,9 +1,11 @@
-//! The NIC: virtio-net over the MMIO transport (`virtio-drivers`' raw driver), with our own
-//! packet buffers in the DMA pool, as a smoltcp `Device`. Every receive buffer is posted to the
-//! device at start and re-posted as soon as smoltcp has read its frame; transmit buffers are
-//! taken from a free list and come back when the device reports them used.
+//! virtio-net (QEMU) over the MMIO transport (`virtio-drivers`' raw driver), with our own
+//! packet buffers in the DMA pool, as a smoltcp `Device` (through `nic::Nic`). Every receive
+//! buffer is posted to the device at start and re-posted as soon as smoltcp has read its
+//! frame; transmit buffers are taken from a free list and come back when the device reports
+//! them used.
 use crate::hal::{self, PoolHal};
 use crate::local::Local;
+use crate::nic::NicStats;
 use core::ptr::NonNull;
 use smoltcp::phy::{self, Device, DeviceCapabilities, Medium};
 use smoltcp::time::Instant;
@@ -45,15 +47,7 @@ struct Inner {
     tx_starved: bool,
 }
 
-/// Counters the STATS request reports.
-#[derive(Clone, Copy, Default)]
-pub struct NicStats {
-    pub rx_frames: u64,
-    pub rx_dropped: u64,
-    pub tx_frames: u64,
-}
-
-pub struct Nic {
+pub struct VirtioNic {
     inner: Local<Inner>,
     pub stats: Local<NicStats>,
     mac: [u8; 6],
@@ -65,13 +59,13 @@ fn buf(base: usize, i: usize) -> &'static mut [u8] {
     unsafe { core::slice::from_raw_parts_mut((base + i * BUF) as *mut u8, BUF) }
 }
 
-impl Nic {
+impl VirtioNic {
     /// Bring up the virtio-net device whose register page is mapped at `mmio_va`.
     ///
     /// # Safety
     /// `mmio_va` must map a virtio-mmio device page this process alone drives, and `hal::init`
     /// must have set up the DMA pool.
-    pub unsafe fn new(mmio_va: usize) -> Result<Nic, NicError> {
+    pub unsafe fn new(mmio_va: usize) -> Result<VirtioNic, NicError> {
         let header = NonNull::new(mmio_va as *mut VirtIOHeader).ok_or(NicError::NotNet)?;
         // SAFETY: the caller's promise.
         let transport = unsafe { MmioTransport::new(header, 4096) }.map_err(|_| NicError::NotNet)?;
@@ -96,7 +90,7 @@ impl Nic {
             *f = i as u8;
         }
         let inner = Inner { raw, rx_va: rx as usize, tx_va: tx as usize, rx_of_token, tx_of_token: [0; QUEUE], tx_free, tx_free_n: QUEUE, tx_starved: false };
-        Ok(Nic { inner: Local::new(inner), stats: Local::new(NicStats::default()), mac })
+        Ok(VirtioNic { inner: Local::new(inner), stats: Local::new(NicStats::default()), mac })
     }
 
     pub fn mac(&self) -> [u8; 6] {
@@ -144,16 +138,16 @@ impl Nic {
 }
 
 pub struct Rx<'a> {
-    nic: &'a Nic,
+    nic: &'a VirtioNic,
     token: u16,
     index: usize,
 }
 
 pub struct Tx<'a> {
-    nic: &'a Nic,
+    nic: &'a VirtioNic,
 }
 
-impl<'a> Device for &'a Nic {
+impl<'a> Device for &'a VirtioNic {
     type RxToken<'b>
         = Rx<'a>
     where
@@ -164,7 +158,7 @@ impl<'a> Device for &'a Nic {
         Self: 'b;
 
     fn receive(&mut self, _now: Instant) -> Option<(Rx<'a>, Tx<'a>)> {
-        let nic: &'a Nic = self;
+        let nic: &'a VirtioNic = self;
         let (token, index) = nic.inner.with(|n| {
             let t = n.raw.poll_receive()?;
             Some((t, n.rx_of_token[t as usize % QUEUE] as usize))
@@ -173,9 +167,9 @@ impl<'a> Device for &'a Nic {
     }
 
     fn transmit(&mut self, _now: Instant) -> Option<Tx<'a>> {
-        let nic: &'a Nic = self;
+        let nic: &'a VirtioNic = self;
         let ok = nic.inner.with(|n| {
-            Nic::reclaim(n);
+            VirtioNic::reclaim(n);
             n.tx_starved = !(n.tx_free_n > 0 && n.raw.can_send());
             !n.tx_starved
         });
@@ -226,7 +220,7 @@ impl phy::RxToken for Rx<'_> {
 impl phy::TxToken for Tx<'_> {
     fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
         let got = self.nic.inner.with(|n| {
-            Nic::reclaim(n);
+            VirtioNic::reclaim(n);
             if n.tx_free_n == 0 || len > MTU {
                 return None;
             }

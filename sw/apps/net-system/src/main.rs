@@ -1,9 +1,11 @@
 //! The network system's root task (README.md): loads the processes of `app.toml`, finds the
-//! virtio-net device among the virtio-mmio pages of the boot info, and wires everything the
-//! manifest cannot say before it lets them run:
-//! - the net server's NIC: its register page, a DMA pool of physically contiguous frames (base
-//!   address from Page_GetAddress), its IRQ routed to the net server's U-notification
-//!   (IRQSetUIntr) and the IRQHandler cap for the Ack;
+//! NIC the device tree describes (the boot info's device untypeds say what each is: the AXI
+//! DMA + AXI Ethernet of our SoC, else a virtio-net among the virtio-mmio pages), and wires
+//! everything the manifest cannot say before it lets them run:
+//! - the net server's NIC: its register page(s), a DMA pool of physically contiguous frames
+//!   (base address from Page_GetAddress), its IRQs routed to the net server's U-notification
+//!   (IRQSetUIntr; directly to its hart's PLIC U context where the SoC has one, whose page is
+//!   then mapped into the net server too) and the IRQHandler caps for the Ack;
 //! - the socket channel (rings) and the data area (payloads), mapped into both processes;
 //! - U-notifications each way (receiver slots, sender entries);
 //! - a read-only configuration page for each (`netproto::NetConfig`, `TcpConfig`).
@@ -28,6 +30,7 @@ mod threads;
 #[cfg(target_arch = "riscv64")]
 mod rt {
     use crate::threads;
+    use abi::bootinfo::device_kind;
     use abi::bootinfo::process::FIRST_GIVEN;
     use abi::{init_cap as ic, object, uintr as au};
     use netproto::*;
@@ -51,10 +54,11 @@ mod rt {
     /// third.
     const WAKE: usize = 0;
     const SOCKETS_EP: usize = 2;
-    /// Where the net server finds its IRQHandler cap: the first slot after its given caps;
-    /// the sync variant's saved reply caps follow it.
+    /// Where the net server finds its IRQHandler caps: the first slots after its given caps
+    /// (the second for a NIC with two interrupts); the sync variant's saved reply caps follow.
     const NET_IRQ_SLOT: usize = FIRST_GIVEN + 3;
-    const NET_REPLY_SLOTS: usize = NET_IRQ_SLOT + 1;
+    const NET_IRQ2_SLOT: usize = NET_IRQ_SLOT + 1;
+    const NET_REPLY_SLOTS: usize = NET_IRQ_SLOT + 2;
     /// The notification word bit the NIC's interrupt sets (sync variant).
     const NIC_BADGE: usize = 1;
     /// Vectors on the net server's U-notification: the TCP server's doorbell, the NIC.
@@ -96,27 +100,73 @@ mod rt {
         n
     }
 
-    /// The virtio-net device: (frame cap of its page, physical page, IRQ). Each virtio-mmio
-    /// page of the boot info is mapped here and asked for its device id.
-    fn find_nic(bi: &abi::bootinfo::BootInfo, alloc: &mut RootAlloc) -> Option<(usize, usize, usize)> {
+    /// The NIC: register pages (frame cap, physical address), IRQs (the AXI DMA's transmit
+    /// and receive, or virtio's one and 0).
+    struct NicDev {
+        kind: u64,
+        page: (usize, usize),
+        page2: Option<(usize, usize)>,
+        irqs: [usize; 2],
+    }
+
+    /// "4+5", or "8" for one.
+    struct Irqs([usize; 2]);
+    impl core::fmt::Display for Irqs {
+        fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+            match self.0 {
+                [a, 0] => write!(f, "{a}"),
+                [a, b] => write!(f, "{a}+{b}"),
+            }
+        }
+    }
+
+    /// A frame of the one-page device untyped `ut`, or None.
+    fn device_frame(alloc: &mut RootAlloc, ut: usize) -> Option<usize> {
+        let f = alloc.slots(1).ok()?.start;
+        untyped::retype(ut, object::PAGE_4K, 0, ic::CNODE, 0, 0, f, 1).ok()?;
+        Some(f)
+    }
+
+    /// The AXI DMA + AXI Ethernet if the device tree has them (our SoC), else the first
+    /// virtio-mmio page that holds a network device (each is mapped here and asked for its
+    /// device id).
+    fn find_nic(bi: &abi::bootinfo::BootInfo, alloc: &mut RootAlloc) -> Option<NicDev> {
+        let of = |kind: u8| bootinfo::untypeds(bi).find(|(_, d)| d.is_device != 0 && d.kind == kind);
+        if let (Some((dut, dd)), Some((eut, ed))) = (of(device_kind::AXI_DMA), of(device_kind::AXI_ETHERNET)) {
+            if dd.irq == 0 || dd.irq2 == 0 {
+                fail("the AXI DMA's device untyped names no transmit or receive interrupt", (dd.irq, dd.irq2));
+            }
+            let (df, ef) = (device_frame(alloc, dut)?, device_frame(alloc, eut)?);
+            return Some(NicDev {
+                kind: nic_kind::AXI,
+                page: (df, dd.paddr),
+                page2: Some((ef, ed.paddr)),
+                irqs: [dd.irq as usize, dd.irq2 as usize],
+            });
+        }
         for (ut, d) in bootinfo::untypeds(bi) {
-            if d.is_device == 0 || d.irq == 0 || d.paddr == bi.console_uart.paddr & !(PAGE - 1) {
+            if d.is_device == 0 || d.kind != device_kind::VIRTIO_MMIO || d.irq == 0 {
                 continue;
             }
-            let f = alloc.slots(1).ok()?.start;
-            if untyped::retype(ut, object::PAGE_4K, 0, ic::CNODE, 0, 0, f, 1).is_err() {
-                continue;
-            }
+            let Some(f) = device_frame(alloc, ut) else { continue };
             let va = alloc.region();
             alloc.map(f, va, true).ok()?;
             // SAFETY: the device page just mapped; magic and id are 32-bit registers.
             let (magic, id) = unsafe { ((va as *const u32).read_volatile(), ((va + 8) as *const u32).read_volatile()) };
             let _ = vspace::page_unmap(f);
             if magic == VIRTIO_MAGIC && id == VIRTIO_NET {
-                return Some((f, d.paddr, d.irq as usize));
+                return Some(NicDev { kind: nic_kind::VIRTIO, page: (f, d.paddr), page2: None, irqs: [d.irq as usize, 0] });
             }
         }
         None
+    }
+
+    /// The hart index `userlib::process::system` places the net server on (its manifest's,
+    /// if the machine has that many harts), to map that hart's PLIC U-context page.
+    fn net_server_hart(bi: &abi::bootinfo::BootInfo) -> Option<usize> {
+        let m = userlib::process::modules(bi).find(|m| m.name == "net-server")?;
+        let harts = bootinfo::harts(bi);
+        Some(if (m.record.hart as usize) < harts { m.record.hart as usize } else { bi.node_id })
     }
 
     /// `pages` frames retyped in one go from a fresh Untyped of 2^bits bytes, so physically
@@ -160,12 +210,23 @@ mod rt {
             fail("NET_PORT or NET_REQUEST out of range", (port, request));
         }
         let mut alloc = RootAlloc::new(bi);
-        let Some((mmio, mmio_pa, nic_irq)) = find_nic(bi, &mut alloc) else {
-            fail("no virtio-net device (QEMU: -device virtio-net-device,netdev=...)", ())
+        let Some(nic) = find_nic(bi, &mut alloc) else {
+            fail("no NIC: neither AXI DMA + Ethernet nor virtio-net (QEMU: -device virtio-net-device,netdev=...)", ())
+        };
+        // Async on a SoC with PLIC U contexts: the NIC's interrupts go to the net server's
+        // hart's U context (IRQSetUIntr says Direct below), whose page it then needs.
+        let ctx_page = match net_server_hart(bi) {
+            Some(h) if !sync && h < bi.plic_user_context.len() && bi.plic_user_context[h] != 0 => {
+                let page = bi.plic_user_context[h];
+                let ut = bootinfo::untypeds(bi).find(|(_, d)| d.is_device != 0 && d.paddr == page).map(|(u, _)| u);
+                ut.and_then(|u| device_frame(&mut alloc, u))
+            }
+            _ => None,
         };
 
-        // Everything shared, laid out before the processes are loaded.
-        const NET_SHARED: usize = 1 + 1 + DMA_PAGES + CHAN_PAGES + DATA_PAGES;
+        // Everything shared, laid out before the processes are loaded: config, up to three
+        // device pages, DMA pool, channel, data area.
+        const NET_SHARED: usize = 1 + 3 + DMA_PAGES + CHAN_PAGES + DATA_PAGES;
         const TCP_SHARED: usize = 1 + CHAN_PAGES + DATA_PAGES;
         let mut net = [Shared { frame: 0, va: 0, write: false }; NET_SHARED];
         let mut tcp = [Shared { frame: 0, va: 0, write: false }; TCP_SHARED];
@@ -173,22 +234,29 @@ mod rt {
         let (tcp_cfg_va, tcp_cfg) = alloc.shared_pages(1).unwrap_or_else(|e| fail("config page", e));
         net[0] = Shared { frame: net_cfg, va: CONFIG_VADDR, write: false };
         tcp[0] = Shared { frame: tcp_cfg, va: CONFIG_VADDR, write: false };
-        net[1] = Shared { frame: mmio, va: MMIO_VADDR, write: true };
+        let mut at = 1;
+        for (frame, va) in [(Some(nic.page.0), MMIO_VADDR), (nic.page2.map(|p| p.0), MMIO2_VADDR), (ctx_page, PLIC_CTX_VADDR)] {
+            if let Some(frame) = frame {
+                net[at] = Shared { frame, va, write: true };
+                at += 1;
+            }
+        }
         let (dma, dma_pa) = contiguous(&mut alloc, DMA_BITS, DMA_PAGES);
         for i in 0..DMA_PAGES {
-            net[2 + i] = Shared { frame: dma + i, va: DMA_VADDR + i * PAGE, write: true };
+            net[at + i] = Shared { frame: dma + i, va: DMA_VADDR + i * PAGE, write: true };
         }
-        let at = 2 + DMA_PAGES;
+        at += DMA_PAGES;
+        let net_used = at + CHAN_PAGES + DATA_PAGES;
         let chan_here = shared(&mut alloc, CHAN_PAGES, CHAN_VADDR, &mut net[at..]);
         tcp[1..1 + CHAN_PAGES].copy_from_slice(&net[at..at + CHAN_PAGES]);
         shared(&mut alloc, DATA_PAGES, DATA_VADDR, &mut net[at + CHAN_PAGES..]);
-        tcp[1 + CHAN_PAGES..].copy_from_slice(&net[at + CHAN_PAGES..]);
+        tcp[1 + CHAN_PAGES..].copy_from_slice(&net[at + CHAN_PAGES..net_used]);
         // SAFETY: CHAN_PAGES fresh frames mapped here, for good.
         let mem = unsafe { ChanMem::new(chan_here as *mut u8, CHAN_CAPACITY) }.unwrap_or_else(|e| fail("channel", e));
         mem.init().unwrap_or_else(|e| fail("channel init", e));
 
         let sys = System::load(bi, &mut alloc, |name| match name {
-            "net-server" => &net[..],
+            "net-server" => &net[..net_used],
             "tcp-server" => &tcp[..],
             _ => &[],
         })
@@ -207,18 +275,30 @@ mod rt {
             (sender(&mut alloc, tcp_n, VEC_SERVER, netp.process.tcb), sender(&mut alloc, net_n, VEC_CLIENT, tcpp.process.tcb))
         };
 
-        // The NIC's interrupt: async, vector VEC_NIC on the net server's U-notification; sync,
+        // The NIC's interrupts: async, vector VEC_NIC on the net server's U-notification; sync,
         // bit NIC_BADGE of its plain notification (the kernel signals it).
-        let handler = alloc.slots(1).unwrap_or_else(|e| fail("slot", e)).start;
-        irq::control_get(ic::IRQ_CONTROL, nic_irq, ic::CNODE, handler, DEPTH).unwrap_or_else(|e| fail("IRQControl_Get", e));
         let badged = alloc.slots(1).unwrap_or_else(|e| fail("slot", e)).start;
         let badge = if sync { NIC_BADGE } else { VEC_NIC };
         cnode::mint(ic::CNODE, badged, DEPTH, ic::CNODE, net_n, DEPTH, rights::ALL, badge).unwrap_or_else(|e| fail("mint", e));
-        let route = if sync {
-            irq::handler_set_notification(handler, badged).unwrap_or_else(|e| fail("IRQHandler_SetNotification", e));
-            None
-        } else {
-            Some(uintr::irq_set_uintr(handler, badged).unwrap_or_else(|e| fail("IRQSetUIntr", e)))
+        let mut handlers = [0usize; 2];
+        let mut route = None;
+        for (h, &irq_n) in handlers.iter_mut().zip(nic.irqs.iter()).filter(|(_, &i)| i != 0) {
+            *h = alloc.slots(1).unwrap_or_else(|e| fail("slot", e)).start;
+            irq::control_get(ic::IRQ_CONTROL, irq_n, ic::CNODE, *h, DEPTH).unwrap_or_else(|e| fail("IRQControl_Get", e));
+            if sync {
+                irq::handler_set_notification(*h, badged).unwrap_or_else(|e| fail("IRQHandler_SetNotification", e));
+            } else {
+                let r = uintr::irq_set_uintr(*h, badged).unwrap_or_else(|e| fail("IRQSetUIntr", e));
+                if route.is_some_and(|p| p != r) {
+                    fail("the NIC's interrupts were routed differently", (route, r));
+                }
+                route = Some(r);
+            }
+        }
+        let direct = match route {
+            Some(IrqRoute::Direct { hart }) if ctx_page.is_some() && Some(hart) == net_server_hart(bi) => true,
+            Some(IrqRoute::Direct { hart }) => fail("direct NIC interrupts without the net server's U-context page", hart),
+            _ => false,
         };
         // Sync: a thread per connection in the TCP server, made now, run after the rest.
         let mut workers = [0usize; SYNC_THREADS];
@@ -226,7 +306,9 @@ mod rt {
         let layout = threads::Layout { stacks: THREAD_STACKS_VADDR, stride: THREAD_STRIDE, stack_pages: THREAD_STACK_PAGES, ipc: THREAD_IPC_VADDR };
         threads::make(&mut alloc, &tcpp, &mut workers[..nworkers], &layout).unwrap_or_else(|e| fail("TCP server threads", e));
         let bits = netp.record.cnode_bits as usize;
-        cnode::copy(netp.process.cnode, NET_IRQ_SLOT, bits, ic::CNODE, handler, DEPTH, rights::ALL).unwrap_or_else(|e| fail("give the IRQHandler", e));
+        for (slot, &h) in [NET_IRQ_SLOT, NET_IRQ2_SLOT].iter().zip(handlers.iter()).filter(|(_, &h)| h != 0) {
+            cnode::copy(netp.process.cnode, *slot, bits, ic::CNODE, h, DEPTH, rights::ALL).unwrap_or_else(|e| fail("give the IRQHandler", e));
+        }
 
         let cfg = NetConfig {
             magic: NET_MAGIC,
@@ -234,7 +316,7 @@ mod rt {
             ip: [10, 0, 2, 15],
             prefix: 24,
             gateway: [10, 0, 2, 2],
-            mmio_paddr: mmio_pa as u64,
+            mmio_paddr: nic.page.1 as u64,
             dma_paddr: dma_pa as u64,
             dma_bytes: (DMA_PAGES * PAGE) as u64,
             ntfn_slot: (FIRST_GIVEN + WAKE) as u64,
@@ -245,6 +327,11 @@ mod rt {
             variant: var,
             endpoint_slot: (FIRST_GIVEN + SOCKETS_EP) as u64,
             reply_slots: NET_REPLY_SLOTS as u64,
+            nic_kind: nic.kind,
+            mmio2_paddr: nic.page2.map_or(0, |p| p.1) as u64,
+            irq2_slot: if handlers[1] != 0 { NET_IRQ2_SLOT as u64 } else { 0 },
+            plic_ctx_vaddr: if direct { PLIC_CTX_VADDR as u64 } else { 0 },
+            nic_axi_hz: platform::clock::CORE_HZ as u64,
         };
         let tcfg = TcpConfig {
             magic: TCP_MAGIC,
@@ -267,11 +354,12 @@ mod rt {
         }
         let faults = sys.object_of(&netp, 1).unwrap_or_else(|| fail("no fault endpoint", "net-server"));
         println!(
-            "[net-root] {} variant: net-server on hart {} (virtio-net at {:#x}, IRQ {} {}), tcp-server on hart {} ({} threads); port {}, {} B requests, work {}",
+            "[net-root] {} variant: net-server on hart {} ({} at {:#x}, IRQ {} {}), tcp-server on hart {} ({} threads); port {}, {} B requests, work {}",
             if sync { "sync" } else { "async" },
             netp.hart,
-            mmio_pa,
-            nic_irq,
+            if nic.kind == nic_kind::AXI { "AXI DMA + Ethernet" } else { "virtio-net" },
+            nic.page.1,
+            Irqs(nic.irqs),
             match route {
                 Some(IrqRoute::Forwarded) => "forwarded as a user interrupt",
                 Some(_) => "direct to the user context",

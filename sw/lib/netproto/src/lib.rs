@@ -79,6 +79,19 @@ pub const CHAN_VADDR: usize = 0x20_0020_0000;
 pub const DATA_VADDR: usize = 0x20_0040_0000;
 pub const DMA_VADDR: usize = 0x20_0100_0000;
 pub const MMIO_VADDR: usize = 0x20_0200_0000;
+/// The AXI NIC's second register page (the Ethernet's; the DMA's is at MMIO_VADDR), and the
+/// PLIC U-context page of the net server's hart when its NIC interrupts come directly.
+pub const MMIO2_VADDR: usize = MMIO_VADDR + 0x1000;
+pub const PLIC_CTX_VADDR: usize = MMIO_VADDR + 0x2000;
+
+/// `NetConfig::nic_kind`: which NIC the root task found in the device tree.
+pub mod nic_kind {
+    /// virtio-net over virtio-mmio (QEMU): its page at MMIO_VADDR, one IRQ.
+    pub const VIRTIO: u64 = 0;
+    /// AXI DMA (page at MMIO_VADDR, IRQs: transmit in `irq_slot`, receive in `irq2_slot`) and
+    /// AXI Ethernet (page at MMIO2_VADDR): our SoC, in the RTL simulation and on the board.
+    pub const AXI: u64 = 1;
+}
 
 /// `NetConfig::magic`: "NETCONF1".
 pub const NET_MAGIC: u64 = 0x3146_4e4f_4354_454e;
@@ -147,6 +160,17 @@ pub struct NetConfig {
     /// slots for saved reply caps.
     pub endpoint_slot: u64,
     pub reply_slots: u64,
+    /// [`nic_kind`]. AXI: `mmio_paddr` is the DMA's page, `mmio2_paddr` the Ethernet's.
+    pub nic_kind: u64,
+    pub mmio2_paddr: u64,
+    /// A second IRQHandler routed like `irq_slot` (AXI: the DMA's receive interrupt); 0: none.
+    pub irq2_slot: u64,
+    /// Non-zero when the kernel routed the NIC's interrupts directly to our hart's PLIC U
+    /// context (IRQSetUIntr said Direct): that page is mapped here, and we claim and complete
+    /// them ourselves (no IRQHandler Ack, no kernel entry).
+    pub plic_ctx_vaddr: u64,
+    /// Clock of the NIC's register port in Hz (the AXI Ethernet's MDIO divisor).
+    pub nic_axi_hz: u64,
 }
 
 /// What the root task tells a TCP server.

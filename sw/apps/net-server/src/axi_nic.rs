@@ -1,0 +1,312 @@
+//! The board's NIC (our SoC, on the RTL and the board): AXI DMA + AXI Ethernet, driven by
+//! `sw/lib/axi-eth`, as a smoltcp `Device` (through `nic::Nic`). A receive ring and a
+//! transmit ring of `QUEUE` descriptors each, descriptors and 2 KiB buffers in the DMA pool
+//! (bus address = physical: the DMA masters into the SoC's front bus). Every receive buffer is
+//! posted at start and re-posted as soon as smoltcp has read its frame; transmits go out at
+//! the transmit ring's tail and come back when their descriptor completes.
+//!
+//! Memory ordering with the device: the front bus is coherent with the L1 caches on the board
+//! and in the simulation (board-axu15eg.md, "DMA path"), so no cache maintenance; register
+//! writes are preceded by `fence w,o` (descriptors written before the tail pointer moves) and
+//! register reads followed by `fence i,r`, as Linux's writel/readl do.
+//!
+//! Everything read back from a descriptor is checked (`axi_eth::desc`): a bad one is counted
+//! and its frame dropped, a DMA error (the channel halts) resets the DMA and rebuilds the
+//! rings; nothing the device says can make the driver panic or index out of bounds.
+use crate::hal;
+use crate::local::Local;
+use crate::nic::NicStats;
+use axi_eth::desc::{self, CTRL_EOF, CTRL_SOF};
+use axi_eth::dma::{Channel, Dma, DmaError};
+use axi_eth::mac::{Link, Mac, MacError};
+use axi_eth::regs::Regs;
+use axi_eth::ring::Ring;
+use smoltcp::phy::{self, Device, DeviceCapabilities, Medium};
+use smoltcp::time::Instant;
+
+/// Descriptors (and buffers) each way, as the virtio queues.
+pub const QUEUE: usize = 128;
+/// One buffer: a whole Ethernet frame (1518 with a VLAN tag) fits, so a frame never spans
+/// descriptors.
+const BUF: usize = 2048;
+/// Largest frame we send or pass to smoltcp (no VLAN tag, no FCS: the MAC adds and strips it).
+pub const MTU: usize = 1514;
+/// Our unicast address: locally administered (bit 1 of the first byte), Xilinx's OUI after
+/// it. The device tree has no `local-mac-address` (rocket-chip's DTS writer cannot emit byte
+/// strings), and the board has no EEPROM for one.
+pub const MAC_ADDR: [u8; 6] = [0x02, 0x0a, 0x35, 0x00, 0x00, 0x01];
+/// Bound on the DMA reset (microseconds).
+const RESET_US: u64 = 100_000;
+/// Descriptor errors printed (then only counted).
+const REPORT: u64 = 8;
+
+/// A device's register page, mapped uncached by the kernel.
+#[derive(Clone, Copy)]
+pub struct Mmio(usize);
+
+impl Regs for Mmio {
+    fn read(&self, off: usize) -> u32 {
+        // SAFETY: a 32-bit register of the page the root task mapped for this driver alone.
+        let v = unsafe { ((self.0 + off) as *const u32).read_volatile() };
+        // SAFETY: an ordering instruction only.
+        unsafe { core::arch::asm!("fence i,r", options(nostack)) };
+        v
+    }
+
+    fn write(&self, off: usize, v: u32) {
+        // SAFETY: as above; the fence puts our memory writes (descriptors, buffers) first.
+        unsafe {
+            core::arch::asm!("fence w,o", options(nostack));
+            ((self.0 + off) as *mut u32).write_volatile(v)
+        }
+    }
+}
+
+#[derive(Debug)]
+pub enum AxiError {
+    Mac(MacError),
+    Dma(DmaError),
+    /// The DMA pool is too small for the rings.
+    Pool,
+}
+
+impl core::fmt::Display for AxiError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            AxiError::Mac(e) => write!(f, "{e}"),
+            AxiError::Dma(e) => write!(f, "{e}"),
+            AxiError::Pool => write!(f, "DMA pool too small for the rings"),
+        }
+    }
+}
+
+struct Inner {
+    dma: Dma<Mmio>,
+    rx: Ring<QUEUE>,
+    tx: Ring<QUEUE>,
+    /// The length each transmit descriptor was posted with, to check its completion.
+    tx_len: [u16; QUEUE],
+    /// smoltcp asked for a transmit buffer and found none: finished transmits are work.
+    tx_starved: bool,
+    now_us: fn() -> u64,
+}
+
+pub struct AxiNic {
+    inner: Local<Inner>,
+    pub stats: Local<NicStats>,
+    pub link: Link,
+}
+
+fn ring(bufs: usize) -> Result<Ring<QUEUE>, AxiError> {
+    let (dpa, dva) = hal::alloc(Ring::<QUEUE>::DESC_BYTES.div_ceil(4096)).ok_or(AxiError::Pool)?;
+    let (bpa, bva) = hal::alloc(bufs).ok_or(AxiError::Pool)?;
+    // SAFETY: fresh pool pages for this ring alone, for the life of the process; the pool's
+    // physical addresses are the DMA's bus addresses.
+    unsafe { Ring::new(dva as usize, dpa as u64, bva as usize, bpa as u64, BUF) }.map_err(|_| AxiError::Pool)
+}
+
+impl AxiNic {
+    /// Bring up the MAC and PHY (Ethernet registers at `eth_va`), then the DMA (registers at
+    /// `dma_va`) on fresh rings. `axi_hz` is the register port's clock (MDIO divisor).
+    ///
+    /// # Safety
+    /// `dma_va` and `eth_va` must map the AXI DMA's and the AXI Ethernet's first register page,
+    /// for this driver alone, and `hal::init` must have set up the DMA pool.
+    pub unsafe fn new(dma_va: usize, eth_va: usize, axi_hz: u64, now_us: fn() -> u64) -> Result<AxiNic, AxiError> {
+        let eth = Mmio(eth_va);
+        let link = Mac::new(&eth, now_us).bring_up(axi_hz, MAC_ADDR).map_err(AxiError::Mac)?;
+        let pages = QUEUE * BUF / 4096;
+        let mut inner =
+            Inner { dma: Dma::new(Mmio(dma_va)), rx: ring(pages)?, tx: ring(pages)?, tx_len: [0; QUEUE], tx_starved: false, now_us };
+        start(&mut inner).map_err(AxiError::Dma)?;
+        Ok(AxiNic { inner: Local::new(inner), stats: Local::new(NicStats::default()), link })
+    }
+
+    pub fn mac(&self) -> [u8; 6] {
+        MAC_ADDR
+    }
+
+    /// A received frame waits, or a transmit finished while smoltcp waits for a buffer?
+    /// Descriptor memory only: no register access, no kernel entry.
+    pub fn has_work(&self) -> bool {
+        self.inner.with(|n| n.rx.peek().is_some() || (n.tx_starved && n.tx.peek().is_some()))
+    }
+
+    pub fn tx_starved(&self) -> bool {
+        self.inner.with(|n| n.tx_starved)
+    }
+
+    /// Completion interrupts on (about to sleep: errors found meanwhile are dealt with first,
+    /// stale completions cleared) or off (running: the rings are read directly).
+    pub fn interrupts(&self, on: bool) {
+        self.inner.with(|n| {
+            if on {
+                self.check(n);
+            }
+            n.dma.completion_irqs(on);
+        });
+    }
+
+    /// Quiet the device after its interrupt: clear both channels' interrupt bits (and reset
+    /// the DMA if it halted on an error).
+    pub fn ack_interrupt(&self) {
+        self.inner.with(|n| self.check(n));
+    }
+
+    fn check(&self, n: &mut Inner) {
+        if let Err(e) = n.dma.ack() {
+            let resets = self.stats.with(|s| {
+                s.dma_resets += 1;
+                s.dma_resets
+            });
+            userlib::println!("[net-server] AXI DMA: {} (reset {}): frames in flight are lost", e, resets);
+            let ioc = n.dma.completion_irqs_on();
+            if let Err(e) = start(n) {
+                userlib::println!("[net-server] AXI DMA restart failed: {}", e);
+            }
+            n.dma.completion_irqs(ioc);
+        }
+    }
+
+    fn reclaim(&self, n: &mut Inner) {
+        while let Some((i, status, _)) = n.tx.peek() {
+            if let Err(e) = desc::check_tx(status, n.tx_len[i] as usize) {
+                self.bad_desc("transmit", i, e);
+            }
+            n.tx.pop();
+        }
+    }
+
+    fn bad_desc(&self, what: &str, i: usize, e: desc::DescError) {
+        let k = self.stats.with(|s| {
+            s.desc_errors += 1;
+            s.desc_errors
+        });
+        if k <= REPORT {
+            userlib::println!("[net-server] AXI DMA {} descriptor {}: {}{}", what, i, e, if k == REPORT { " (no more reports)" } else { "" });
+        }
+    }
+}
+
+/// Reset the DMA, post every receive buffer and start both channels (from the rings' current
+/// positions, so a restart after an error reuses the same memory).
+fn start(n: &mut Inner) -> Result<(), DmaError> {
+    let now = n.now_us;
+    let t0 = now();
+    n.dma.reset(|| now().wrapping_sub(t0) > RESET_US)?;
+    n.rx.clear();
+    n.tx.clear();
+    n.tx_starved = false;
+    let first = n.rx.next();
+    while n.rx.post(BUF, 0).is_some() {}
+    n.dma.start(Channel::Rx, n.rx.desc_pa(first))?;
+    n.dma.tail(Channel::Rx, n.rx.desc_pa(first + QUEUE - 1));
+    n.dma.start(Channel::Tx, n.tx.desc_pa(n.tx.next()))
+}
+
+pub struct Rx<'a> {
+    nic: &'a AxiNic,
+    index: usize,
+    len: usize,
+    buf: *const u8,
+}
+
+pub struct Tx<'a> {
+    nic: &'a AxiNic,
+}
+
+impl<'a> Device for &'a AxiNic {
+    type RxToken<'b>
+        = Rx<'a>
+    where
+        Self: 'b;
+    type TxToken<'b>
+        = Tx<'a>
+    where
+        Self: 'b;
+
+    fn receive(&mut self, _now: Instant) -> Option<(Rx<'a>, Tx<'a>)> {
+        let nic: &'a AxiNic = self;
+        let got = nic.inner.with(|n| loop {
+            let (i, status, app4) = n.rx.peek()?;
+            match desc::check_rx_app4(status, app4, BUF) {
+                Ok(len) if len <= MTU => return Some((i, len, n.rx.buf_ptr(i) as *const u8)),
+                Ok(len) => nic.bad_desc("receive", i, desc::DescError::RxLength { len, buf: MTU }),
+                Err(e) => nic.bad_desc("receive", i, e),
+            }
+            nic.stats.with(|s| s.rx_dropped += 1);
+            n.rx.pop();
+            repost(n);
+        })?;
+        let (index, len, buf) = got;
+        Some((Rx { nic, index, len, buf }, Tx { nic }))
+    }
+
+    fn transmit(&mut self, _now: Instant) -> Option<Tx<'a>> {
+        let nic: &'a AxiNic = self;
+        let ok = nic.inner.with(|n| {
+            nic.reclaim(n);
+            n.tx_starved = n.tx.is_full();
+            !n.tx_starved
+        });
+        ok.then_some(Tx { nic })
+    }
+
+    fn capabilities(&self) -> DeviceCapabilities {
+        let mut caps = DeviceCapabilities::default();
+        caps.medium = Medium::Ethernet;
+        caps.max_transmission_unit = MTU;
+        caps.max_burst_size = Some(QUEUE / 2);
+        caps
+    }
+}
+
+/// Give the receive descriptor just popped back to the DMA (it is the ring's tail again).
+fn repost(n: &mut Inner) {
+    if let Some(i) = n.rx.post(BUF, 0) {
+        n.dma.tail(Channel::Rx, n.rx.desc_pa(i));
+    }
+}
+
+impl phy::RxToken for Rx<'_> {
+    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
+        // SAFETY: the buffer of a completed, not yet re-posted descriptor: the DMA is done
+        // with it, and `len` was checked against its size. No borrow of the NIC is held while
+        // smoltcp runs `f` (it may transmit meanwhile).
+        let frame = unsafe { core::slice::from_raw_parts(self.buf, self.len) };
+        self.nic.stats.with(|s| s.rx_frames += 1);
+        let r = f(frame);
+        self.nic.inner.with(|n| {
+            // `receive` peeked the oldest descriptor and nothing reaped since.
+            if n.rx.pop() == Some(self.index) {
+                repost(n);
+            }
+        });
+        r
+    }
+}
+
+impl phy::TxToken for Tx<'_> {
+    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
+        let got = self.nic.inner.with(|n| {
+            self.nic.reclaim(n);
+            (!n.tx.is_full() && len <= MTU).then(|| (n.tx.next(), n.tx.buf_ptr(n.tx.next())))
+        });
+        let Some((i, buf)) = got else {
+            // No buffer (smoltcp checked `transmit` first, so only a frame over the MTU gets
+            // here): build it in a scratch buffer and drop it.
+            let mut scratch = [0u8; BUF];
+            return f(&mut scratch[..len.min(BUF)]);
+        };
+        // SAFETY: the buffer of the next transmit descriptor, not posted, so ours; len <= MTU.
+        let r = f(unsafe { core::slice::from_raw_parts_mut(buf, len) });
+        self.nic.inner.with(|n| {
+            if n.tx.post(len, CTRL_SOF | CTRL_EOF) == Some(i) {
+                n.tx_len[i] = len as u16;
+                n.dma.tail(Channel::Tx, n.tx.desc_pa(i));
+            }
+        });
+        self.nic.stats.with(|s| s.tx_frames += 1);
+        r
+    }
+}
