@@ -17,6 +17,7 @@
 #   make bench-cosim  the UINTC reference-model co-simulation, 10 M cycles (build/bench/cosim-long.txt)
 #   make area       yosys LUT/FF of the UINTC and the uipi unit beside the CLINT and PLIC
 #   make test-net   the network system end to end from the host, and its robustness cases (QEMU)
+#   make sim-net    the network system on the 4-core RTL with the NIC model; the host's 127.0.0.1:NET_PORT reaches it
 #   make bench-tcp  the TCP server under QEMU, async and sync on 1 and 4 harts, 1..128 connections: build/bench/tcp.csv,
 #                   tcp.md and plots (BENCH_DURATION=5 s per point)
 #   make run-net    the network system (sw/apps/net-system) under QEMU, 4 harts, with user-mode
@@ -90,7 +91,7 @@ PROFILE ?=
 PROFILE_ARGS = $(if $(PROFILE),+profile=$(abspath $(PROFILE)) $(if $(PROFILE_EVERY),+profile-every=$(PROFILE_EVERY),) \
   $(if $(PROFILE_REGION),+profile-region=$(PROFILE_REGION),),)
 
-.PHONY: run-tests net-image run-net test-net loadgen bench-tcp
+.PHONY: run-tests net-image run-net test-net loadgen bench-tcp sim-net test-sim-net
 .PHONY: bench-cosim area test-nic
 .PHONY: lint all deps sw run fuzz leak bench-lock profile-ipc bench-ipc bench-mem test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
 
@@ -198,9 +199,33 @@ test-net: net-image loadgen
 	python3 scripts/net_test.py --image async=$(BUILD)/sw/image-net-async.bin --image sync=$(BUILD)/sw/image-net-sync.bin --loadgen $(LOADGEN) --guest-port $(NET_PORT) --size $(NET_REQUEST)
 
 BENCH_DURATION ?= 5
+# TARGET=rtl: the same images on the 4-core RTL with the NIC model, 1/4/16 connections, cycles per
+# request from the TCP server's rdcycle (each variant's simulation under the RTL lock); QEMU
+# unless TARGET is given (the global TARGET default is the IPC benchmark's).
+BENCH_TCP_TARGET = $(if $(filter command line environment,$(origin TARGET)),$(TARGET),qemu)
 bench-tcp: net-image loadgen
+	$(if $(filter rtl,$(BENCH_TCP_TARGET)),$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=,)
 	python3 scripts/bench_tcp.py --image async=$(BUILD)/sw/image-net-async.bin --image sync=$(BUILD)/sw/image-net-sync.bin --loadgen $(LOADGEN) --guest-port $(NET_PORT) \
-	  --size $(NET_REQUEST) --duration $(BENCH_DURATION) --out $(BUILD)/bench
+	  --size $(NET_REQUEST) --duration $(BENCH_DURATION) --out $(BUILD)/bench --target $(BENCH_TCP_TARGET) \
+	  $(if $(filter rtl,$(BENCH_TCP_TARGET)),--sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) $(if $(RTL_LOCK),--lock $(RTL_LOCK),),)
+
+# The same network system on the 4-core RTL with the NIC model (hw/sim: AXI DMA + AXI Ethernet,
+# libslirp on simulated time): the host's 127.0.0.1:NET_PORT goes to the TCP server; drive it with
+# tools/loadgen. MAX_CYCLES=N bounds the run (0: until stopped).
+sim-net: net-image
+	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
+	@echo "sim-net: connect to 127.0.0.1:$(NET_PORT) once the TCP server says it listens (the RTL runs at ~40 kHz: the boot takes minutes)"
+	$$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(NET_IMAGE) +hostfwd=$(NET_PORT) \
+	  +max-cycles=$(MAX_CYCLES) $(PROFILE_ARGS) $(SIM_ARGS)
+
+# A bounded TCP exchange from the host into the RTL (scripts/rtl_net.py, part of make test): the
+# async network system on the 4-core RTL with the NIC model, a few requests over one connection;
+# fails if a reply is missing or wrong. RTL_LOCK=file runs the simulation under flock.
+test-sim-net: net-image loadgen
+	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
+	python3 scripts/rtl_net.py --sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) \
+	  --image $(BUILD)/sw/image-net-async.bin --loadgen $(LOADGEN) --guest-port $(NET_PORT) --size $(NET_REQUEST) \
+	  --log $(BUILD)/sim-net-test.log $(if $(RTL_LOCK),--lock $(RTL_LOCK),)
 
 run-net: net-image
 	$(GDB_NOTE)

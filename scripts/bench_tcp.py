@@ -12,6 +12,16 @@ QEMU runs its vCPUs in one host thread (`--tcg single`, the default): with one t
 (`--tcg multi`) and fewer host cores than harts, shared with other jobs, a sleeping hart's
 wake-up waits for the host to schedule its thread, and the 4-hart points measure the host's
 scheduler (tens to hundreds of ms per wake-up, bimodal) rather than the system.
+
+`--target rtl` (`make bench-tcp TARGET=rtl`): the same images on the cycle-accurate 4-core RTL
+with the NIC model (`rtl_net.RtlSim`: AXI DMA + AXI Ethernet, libslirp on simulated time), one
+simulation per variant booted once, then 1, 4 and 16 connections with a bounded number of
+requests each. The figure is the TCP server's own: simulated cycles (rdcycle) from the first
+request of a load run received to its last response sent, divided by the requests
+(`cycles_per_request`); the load client's wall-clock columns are kept but mean little (the
+simulation runs ~2,500x slower than the board). Rows with target=rtl replace the previous RTL
+rows of tcp.csv and leave the QEMU rows alone (and a QEMU run keeps the RTL rows);
+tcp_rtl_cycles.png plots them beside the published board figure and the goal.
 """
 import argparse
 import csv
@@ -20,9 +30,11 @@ import platform
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from net_test import Fail, Qemu  # noqa: E402
+import rtl_net  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONNECTIONS = [1, 2, 4, 8, 16, 32, 64, 128]
@@ -38,6 +50,13 @@ PUBLISHED_LAT16_MS = {"async": 9.5, "sync": 24.0}
 # Issue #19's goals: async/sync requests/s at 4 and 32 connections, async/sync p99 at 16.
 GOALS = {"rps4": 3.0, "rps32": 2.5, "p99_16": 0.3}
 PUBLISHED_RATIOS = {"rps4": 2.9, "rps32": 2.2, "p99_16": 0.4}
+# Issue #20: async, 64 B requests, 4 connections, cycles per request: published (board, 100 MHz)
+# and the goal on the RTL.
+PUBLISHED_CPR4 = 48_000
+GOAL_CPR4 = 10_000
+RTL_CONNECTIONS = [1, 4, 16]
+# Columns an RTL row adds to the load client's.
+RTL_COLUMNS = ["cycles_per_request", "server_requests", "cycles"]
 
 
 def cpu_model():
@@ -74,19 +93,74 @@ def read_rows(path):
 
 
 def write_rows(path, rows):
+    fields = []
+    for r in rows:
+        fields += [k for k in r if k not in fields]
     with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w = csv.DictWriter(f, fieldnames=fields, restval="")
         w.writeheader()
         w.writerows(rows)
 
 
-def series(rows, variant, harts, metric):
+def merge_rows(path, rows, target):
+    """`rows` (all of `target`) in place of the file's rows of that target; the others kept."""
+    old = read_rows(path) if os.path.exists(path) else []
+    return [r for r in old if r.get("target", "qemu") != target] + rows
+
+
+def rtl_requests(conns, per_conn):
+    """Requests of one RTL point: `per_conn` per connection, at least 16 in all."""
+    return max(16, per_conn * conns)
+
+
+def run_rtl(a, images):
+    """Each variant on the RTL: boot once, then the connection counts; rows with target=rtl."""
+    rows = []
+    for spec in images:
+        variant, _, image = spec.partition("=")
+        log = os.path.join(a.out, f"tcp-rtl-{variant}.log")
+        sim = rtl_net.RtlSim(a.sim, image, a.guest_port, log, a.max_cycles, a.lock)
+        try:
+            m = sim.wait_for(r"\[tcp-server\] .*listening on", a.boot_timeout)
+            print(f"  rtl {variant}: listening after ~{sim.cycles_at(m.end()) / 1e6:.1f} M cycles "
+                  f"({time.time() - sim.t0:.0f} s), host port {sim.host_port}", flush=True)
+            at = m.end()
+            for c in [int(x) for x in a.rtl_connections.split(",")]:
+                n = rtl_requests(c, a.rtl_requests)
+                t0 = time.time()
+                with tempfile.TemporaryDirectory(prefix="bench-tcp.") as d:
+                    path = os.path.join(d, "point.csv")
+                    res = rtl_net.loadgen(a.loadgen, sim.host_port, c, n, a.size, a.rtl_timeout,
+                                          ["--csv", path, "--target", "rtl", "--variant", variant, "--harts", "4"])
+                    row = read_rows(path)[-1] if os.path.exists(path) else None
+                run = sim.wait_for(rtl_net.RUN.pattern, 300, at)
+                at = run.end()
+                got, conns, cycles, cpr = map(int, run.groups())
+                print(f"  rtl {variant} {c:2d} connections: {res['requests']} requests ({res['errors']} errors) in "
+                      f"{time.time() - t0:.0f} s wall; server: {got} requests on {conns} connections, "
+                      f"{cycles} cycles, {cpr} cycles per request", flush=True)
+                if row is None or res["errors"] or got != res["requests"]:
+                    print(f"  rtl {variant} {c} connections: not recorded (client {res['requests']} answered, "
+                          f"{res['errors']} errors; server {got})", flush=True)
+                    continue
+                row.update({"load1": f"{os.getloadavg()[0]:.2f}", "tcg": "", "cycles_per_request": str(cpr),
+                            "server_requests": str(got), "cycles": str(cycles)})
+                rows.append(row)
+        except (Fail, subprocess.TimeoutExpired) as e:
+            print(f"bench-tcp: rtl {variant}: {e}", flush=True)
+        finally:
+            sim.stop()
+    return rows
+
+
+def series(rows, variant, harts, metric, target="qemu"):
     return sorted((int(r["connections"]), float(r[metric])) for r in rows
-                  if r["variant"] == variant and int(r["harts"]) == harts)
+                  if r["variant"] == variant and int(r["harts"]) == harts and r.get("target", "qemu") == target
+                  and r.get(metric) not in (None, ""))
 
 
-def point(rows, variant, harts, conns, metric):
-    for c, v in series(rows, variant, harts, metric):
+def point(rows, variant, harts, conns, metric, target="qemu"):
+    for c, v in series(rows, variant, harts, metric, target):
         if c == conns:
             return v
     return None
@@ -136,6 +210,26 @@ def plot(rows, outdir):
         fig.tight_layout()
         fig.savefig(os.path.join(outdir, fname), dpi=120)
         plt.close(fig)
+    if not any(r.get("target") == "rtl" for r in rows):
+        return
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    for variant, st in (("async", "o-"), ("sync", "o--")):
+        pts = series(rows, variant, 4, "cycles_per_request", "rtl")
+        if pts:
+            ax.plot([c for c, _ in pts], [v for _, v in pts], st, label=f"ours {variant}, 4-core RTL (cycles per 64 B request)")
+    ax.plot([4], [PUBLISHED_CPR4], "x", markersize=10, label="published async at 4 (board, 100 MHz)")
+    ax.axhline(GOAL_CPR4, color="gray", linestyle=":", label=f"goal at 4 connections (<= {GOAL_CPR4})")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(RTL_CONNECTIONS)
+    ax.set_xticklabels([str(c) for c in RTL_CONNECTIONS])
+    ax.set_yscale("log")
+    ax.set_xlabel("connections")
+    ax.set_ylabel("cycles per request (RTL, 100 MHz)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(outdir, "tcp_rtl_cycles.png"), dpi=120)
+    plt.close(fig)
 
 
 def fmt(x, spec=".2f"):
@@ -168,6 +262,21 @@ def table(rows, outdir, note):
             lines.append(f"| {h} | {c} | {fmt(float(a['requests_per_s']) if a else None, '.0f')} | "
                          f"{fmt(float(s['requests_per_s']) if s else None, '.0f')} | {fmt(ratio)} | {lat(a)} | {lat(s)} | "
                          f"{a['errors'] if a else '-'}/{s['errors'] if s else '-'} | {load} | {pa} / {ps} |")
+    rtl = [r for r in rows if r.get("target") == "rtl"]
+    if rtl:
+        lines += ["", "## 4-core RTL (cycles per 64 B request, simulated; requests/s at 100 MHz)", "",
+                  f"Published (board, 100 MHz): async ~{PUBLISHED_CPR4} cycles per request at 4 connections; goal <= {GOAL_CPR4}.", "",
+                  "| connections | async cycles/req | sync cycles/req | sync/async | async req/s at 100 MHz | requests (a/s) |",
+                  "| --- | --- | --- | --- | --- | --- |"]
+        for c in RTL_CONNECTIONS:
+            a = point(rtl, "async", 4, c, "cycles_per_request", "rtl")
+            s = point(rtl, "sync", 4, c, "cycles_per_request", "rtl")
+            if a is None and s is None:
+                continue
+            na = next((r["server_requests"] for r in rtl if r["variant"] == "async" and int(r["connections"]) == c), "-")
+            ns = next((r["server_requests"] for r in rtl if r["variant"] == "sync" and int(r["connections"]) == c), "-")
+            lines.append(f"| {c} | {fmt(a, '.0f')} | {fmt(s, '.0f')} | {fmt(s / a if a and s else None)} | "
+                         f"{fmt(1e8 / a if a else None, '.0f')} | {na}/{ns} |")
     with open(os.path.join(outdir, "tcp.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     return r1, r4
@@ -187,6 +296,14 @@ def main():
     ap.add_argument("--warmup", type=float, default=1)
     ap.add_argument("--tcg", choices=["single", "multi"], default="single", help="QEMU's TCG threads (see above)")
     ap.add_argument("--plot-only", action="store_true", help="redraw the plots and table from the CSV")
+    ap.add_argument("--target", choices=["qemu", "rtl"], default="qemu")
+    ap.add_argument("--sim", help="rtl: the 4-core simulator binary")
+    ap.add_argument("--lock", help="rtl: flock this file around each simulation")
+    ap.add_argument("--max-cycles", type=int, default=400_000_000, help="rtl: bound on each simulation")
+    ap.add_argument("--boot-timeout", type=int, default=1800, help="rtl: wall seconds until the TCP server listens")
+    ap.add_argument("--rtl-connections", default=",".join(map(str, RTL_CONNECTIONS)))
+    ap.add_argument("--rtl-requests", type=int, default=8, help="rtl: requests per connection of a point (at least 16 in all)")
+    ap.add_argument("--rtl-timeout", type=int, default=300, help="rtl: wall seconds a single request may take")
     a = ap.parse_args()
     images = a.image or [f"async={os.path.join(ROOT, 'build', 'sw', 'image-net-async.bin')}",
                          f"sync={os.path.join(ROOT, 'build', 'sw', 'image-net-sync.bin')}"]
@@ -194,7 +311,16 @@ def main():
     out_csv = os.path.join(a.out, "tcp.csv")
     note_path = os.path.join(a.out, "tcp-note.txt")
     note = ""
-    if not a.plot_only:
+    if a.target == "rtl" and not a.plot_only:
+        if not a.sim:
+            sys.exit("bench-tcp: --target rtl needs --sim")
+        print(f"bench-tcp: 4-core RTL, {a.size}-byte requests, connections {a.rtl_connections}", flush=True)
+        rows = run_rtl(a, images)
+        if not rows:
+            sys.exit("bench-tcp: no RTL results")
+        write_rows(out_csv, merge_rows(out_csv, rows, "rtl"))
+        note = open(note_path).read().strip() if os.path.exists(note_path) else ""
+    elif not a.plot_only:
         load = os.getloadavg()
         note = (f"Host: {os.cpu_count()} CPUs ({cpu_model()}), shared with other jobs; load average "
                 f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1/5/15 min) at the start, each point's 1-minute load in "
@@ -227,7 +353,7 @@ def main():
                     q.stop()
         if not rows:
             sys.exit("bench-tcp: no results")
-        write_rows(out_csv, rows)
+        write_rows(out_csv, merge_rows(out_csv, rows, "qemu"))
         load = os.getloadavg()
         note += f" Load average at the end: {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}."
         with open(note_path, "w") as f:
@@ -238,7 +364,7 @@ def main():
         sys.exit("bench-tcp: no results")
     rows = read_rows(out_csv)
     r1, r4 = table(rows, a.out, note)
-    for h, r in ((1, r1), (4, r4)) if not a.plot_only else ():
+    for h, r in ((1, r1), (4, r4)) if not a.plot_only and a.target == "qemu" else ():
         print(f"bench-tcp: {h} hart(s): async/sync requests/s at 4 connections {fmt(r['rps4'])}x (goal >= {GOALS['rps4']}x), "
               f"at 32 {fmt(r['rps32'])}x (goal >= {GOALS['rps32']}x); p99 at 16 {fmt(r['p99_16'])}x (goal <= {GOALS['p99_16']}x)")
     try:
@@ -249,7 +375,8 @@ def main():
             subprocess.run(["/usr/bin/python3", __file__, "--plot-only", "--out", a.out], check=True)
             return
         sys.exit("bench-tcp: matplotlib is missing (make deps installs python3-matplotlib)")
-    print(f"bench-tcp: {out_csv}, tcp.md, tcp_rps.png, tcp_p99.png in {a.out}")
+    rtl_png = ", tcp_rtl_cycles.png" if any(r.get("target") == "rtl" for r in rows) else ""
+    print(f"bench-tcp: {out_csv}, tcp.md, tcp_rps.png, tcp_p99.png{rtl_png} in {a.out}")
 
 
 if __name__ == "__main__":

@@ -137,13 +137,16 @@ impl AxiNic {
     }
 
     /// Completion interrupts on (about to sleep: errors found meanwhile are dealt with first,
-    /// stale completions cleared) or off (running: the rings are read directly).
+    /// stale completions cleared) or off (running: the rings are read directly). Receive
+    /// completions always wake us; transmit ones only when smoltcp waits for a free transmit
+    /// buffer (otherwise every response sent just before a sleep would end it again).
     pub fn interrupts(&self, on: bool) {
         self.inner.with(|n| {
             if on {
                 self.check(n);
             }
-            n.dma.completion_irqs(on);
+            n.dma.completion_irqs(Channel::Rx, on);
+            n.dma.completion_irqs(Channel::Tx, on && n.tx_starved);
         });
     }
 
@@ -160,11 +163,12 @@ impl AxiNic {
                 s.dma_resets
             });
             userlib::println!("[net-server] AXI DMA: {} (reset {}): frames in flight are lost", e, resets);
-            let ioc = n.dma.completion_irqs_on();
+            let ioc = [Channel::Tx, Channel::Rx].map(|c| n.dma.completion_irqs_on(c));
             if let Err(e) = start(n) {
                 userlib::println!("[net-server] AXI DMA restart failed: {}", e);
             }
-            n.dma.completion_irqs(ioc);
+            n.dma.completion_irqs(Channel::Tx, ioc[0]);
+            n.dma.completion_irqs(Channel::Rx, ioc[1]);
         }
     }
 

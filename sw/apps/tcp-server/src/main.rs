@@ -44,6 +44,60 @@ mod rt {
     static ENDED: AtomicUsize = AtomicUsize::new(0);
     static ANSWERED: AtomicUsize = AtomicUsize::new(0);
 
+    /// A load run's figures (`session`): from the first request received while no connection
+    /// was open to the last response sent before none is open again. Cycles come from rdcycle,
+    /// so on the RTL they are the simulation's cycles (on QEMU they are host time).
+    mod session {
+        use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+        static OPEN: AtomicUsize = AtomicUsize::new(0);
+        static MAX_OPEN: AtomicUsize = AtomicUsize::new(0);
+        static REQUESTS: AtomicU64 = AtomicU64::new(0);
+        static FIRST: AtomicU64 = AtomicU64::new(0);
+        static LAST: AtomicU64 = AtomicU64::new(0);
+
+        fn rdcycle() -> u64 {
+            let c: u64;
+            // SAFETY: reads the cycle counter, which the kernel lets user mode read.
+            unsafe { core::arch::asm!("rdcycle {0}", out(reg) c, options(nomem, nostack)) };
+            c
+        }
+
+        pub fn opened() {
+            let n = OPEN.fetch_add(1, Relaxed) + 1;
+            MAX_OPEN.fetch_max(n, Relaxed);
+        }
+
+        /// A whole request is in: the first one of a run starts its clock.
+        pub fn request_in() {
+            let _ = FIRST.compare_exchange(0, rdcycle(), Relaxed, Relaxed);
+        }
+
+        /// Its response is out.
+        pub fn response_out() {
+            LAST.store(rdcycle(), Relaxed);
+            REQUESTS.fetch_add(1, Relaxed);
+        }
+
+        /// A connection ended; the last one of a run reports it (one line, after the run:
+        /// the printing is not in the figures) and starts the next.
+        pub fn closed() {
+            if OPEN.fetch_sub(1, Relaxed) != 1 {
+                return;
+            }
+            let (n, first, last) = (REQUESTS.swap(0, Relaxed), FIRST.swap(0, Relaxed), LAST.swap(0, Relaxed));
+            let conns = MAX_OPEN.swap(0, Relaxed);
+            if n > 0 && last > first {
+                userlib::println!(
+                    "[tcp-server] run: {} requests on {} connections in {} cycles, {} cycles per request",
+                    n,
+                    conns,
+                    last - first,
+                    (last - first) / n
+                );
+            }
+        }
+    }
+
     /// Sync variant: the endpoint every thread Calls, and the listener they ACCEPT on
     /// (published by the first thread once it listens).
     static EP: AtomicUsize = AtomicUsize::new(0);
@@ -166,6 +220,7 @@ mod rt {
 
     /// One connection: request in, response out, until the peer closes or the socket fails.
     async fn connection<N: Net>(net: N, sock: usize) {
+        session::opened();
         let size = REQUEST.load(Ordering::Relaxed);
         let rx = DATA_VADDR + rx_offset(sock);
         let tx = DATA_VADDR + tx_offset(sock);
@@ -187,6 +242,7 @@ mod rt {
                     _ => break 'conn,
                 }
             }
+            session::request_in();
             // SAFETY: the socket's two buffers in the data area, mapped read-write; the net
             // server does not touch them between our calls for this socket.
             let (req, resp) = unsafe {
@@ -209,9 +265,11 @@ mod rt {
                 }
             }
             ANSWERED.fetch_add(1, Ordering::Relaxed);
+            session::response_out();
         }
         let _ = net.call(label::CLOSE, &[sock as u64]).await;
         ENDED.fetch_add(1, Ordering::Relaxed);
+        session::closed();
     }
 
     async fn acceptor(rt: Rt, port: u16) {

@@ -49,12 +49,22 @@ const CR_BASE: u32 = CR_RUN | CR_ERR_IRQ_EN | (1 << CR_THRESHOLD_SHIFT);
 
 pub struct Dma<R: Regs> {
     pub regs: R,
-    ioc: bool,
+    /// Completion interrupts on, transmit and receive.
+    ioc: [bool; 2],
+}
+
+impl Channel {
+    fn index(self) -> usize {
+        match self {
+            Channel::Tx => 0,
+            Channel::Rx => 1,
+        }
+    }
 }
 
 impl<R: Regs> Dma<R> {
     pub fn new(regs: R) -> Self {
-        Dma { regs, ioc: false }
+        Dma { regs, ioc: [false; 2] }
     }
 
     /// Soft reset (the MM2S bit resets both channels and the Ethernet's streams with them);
@@ -66,7 +76,7 @@ impl<R: Regs> Dma<R> {
                 return Err(DmaError::ResetTimeout);
             }
         }
-        self.ioc = false;
+        self.ioc = [false; 2];
         if self.regs.read(MM2S + SR) & SR_SG_INCLUDED == 0 {
             return Err(DmaError::NoScatterGather);
         }
@@ -79,7 +89,7 @@ impl<R: Regs> Dma<R> {
         let b = ch.base();
         self.regs.write(b + CURDESC_MSB, (first >> 32) as u32);
         self.regs.write(b + CURDESC, first as u32);
-        self.regs.write(b + CR, self.cr());
+        self.regs.write(b + CR, self.cr(ch));
         let sr = self.regs.read(b + SR);
         if sr & SR_HALTED != 0 {
             return Err(DmaError::NotRunning { channel: ch, sr });
@@ -87,8 +97,8 @@ impl<R: Regs> Dma<R> {
         Ok(())
     }
 
-    fn cr(&self) -> u32 {
-        CR_BASE | if self.ioc { CR_IOC_IRQ_EN } else { 0 }
+    fn cr(&self, ch: Channel) -> u32 {
+        CR_BASE | if self.ioc[ch.index()] { CR_IOC_IRQ_EN } else { 0 }
     }
 
     /// Let the channel run up to and including the descriptor at bus address `tail` (the high
@@ -99,24 +109,22 @@ impl<R: Regs> Dma<R> {
         self.regs.write(b + TAILDESC, tail as u32);
     }
 
-    /// Completion interrupts on or off on both channels (errors always interrupt). Switching
+    /// Completion interrupts of channel `ch` on or off (errors always interrupt). Switching
     /// them on first clears the completions already seen, so only new ones interrupt.
-    pub fn completion_irqs(&mut self, on: bool) {
-        if on == self.ioc {
+    pub fn completion_irqs(&mut self, ch: Channel, on: bool) {
+        if on == self.ioc[ch.index()] {
             return;
         }
-        self.ioc = on;
+        self.ioc[ch.index()] = on;
         if on {
-            self.regs.write(MM2S + SR, SR_IOC_IRQ | SR_DLY_IRQ);
-            self.regs.write(S2MM + SR, SR_IOC_IRQ | SR_DLY_IRQ);
+            self.regs.write(ch.base() + SR, SR_IOC_IRQ | SR_DLY_IRQ);
         }
-        self.regs.write(MM2S + CR, self.cr());
-        self.regs.write(S2MM + CR, self.cr());
+        self.regs.write(ch.base() + CR, self.cr(ch));
     }
 
-    /// Whether completion interrupts are on.
-    pub fn completion_irqs_on(&self) -> bool {
-        self.ioc
+    /// Whether channel `ch`'s completion interrupts are on.
+    pub fn completion_irqs_on(&self, ch: Channel) -> bool {
+        self.ioc[ch.index()]
     }
 
     /// Acknowledge both channels' interrupts (write-1-to-clear) and report a channel that

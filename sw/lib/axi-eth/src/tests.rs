@@ -281,10 +281,11 @@ fn dma_reset_start_tail_and_irq_enables() {
     dma.tail(Channel::Rx, 0x2_0000_0040);
     assert_eq!((dev.get(d::S2MM + d::TAILDESC_MSB), dev.get(d::S2MM + d::TAILDESC)), (2, 0x40));
     dev.words.borrow_mut().insert(d::S2MM + d::SR, d::SR_IOC_IRQ);
-    dma.completion_irqs(true);
+    dma.completion_irqs(Channel::Rx, true);
     assert_eq!(dev.get(d::S2MM + d::CR) & d::CR_IOC_IRQ_EN, d::CR_IOC_IRQ_EN);
     assert_eq!(dev.get(d::S2MM + d::SR), d::SR_IOC_IRQ | d::SR_DLY_IRQ, "stale completions written 1 to clear");
-    dma.completion_irqs(false);
+    assert_eq!(dev.get(d::MM2S + d::CR) & d::CR_IOC_IRQ_EN, 0, "the other channel untouched");
+    dma.completion_irqs(Channel::Rx, false);
     assert_eq!(dev.get(d::S2MM + d::CR) & (d::CR_IOC_IRQ_EN | d::CR_RUN), d::CR_RUN);
     // A channel halted on an error is reported by ack.
     dev.words.borrow_mut().insert(d::S2MM + d::SR, d::SR_HALTED | d::SR_SG_DEC_ERR | d::SR_ERR_IRQ);

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""The network system on the 4-core RTL with the NIC model (hw/sim: AXI DMA + AXI Ethernet,
+libslirp on simulated time, `+hostfwd`), driven from the host by tools/loadgen.
+
+As a script: the bounded TCP exchange of `make test` (`make test-sim-net`): boot the async
+network image, wait for the TCP server to listen, send a few requests over one connection, fail
+if any reply is missing or wrong, or if the TCP server's own count of the run disagrees. It
+prints the simulated cycles the boot and the exchange took (from the harness's progress lines
+and the TCP server's rdcycle figures).
+
+`RtlSim` is also what `bench_tcp.py --target rtl` boots.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from net_test import Fail, free_port  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# "[tcp-server] run: N requests on C connections in X cycles, Y cycles per request"
+RUN = re.compile(r"\[tcp-server\] run: (\d+) requests on (\d+) connections in (\d+) cycles, (\d+) cycles per request")
+PROGRESS = re.compile(r"\[sim\] (\d+) cycles")
+
+
+class RtlSim:
+    """One simulation of `image` with the host's 127.0.0.1:host_port forwarded to guest_port.
+    `lock`: a file to flock for the whole run (the shared RTL lock), or None."""
+
+    def __init__(self, sim, image, guest_port, log_path, max_cycles, lock=None, progress=1_000_000, extra=()):
+        self.host_port = free_port()
+        args = [sim, f"+image={image}", f"+hostfwd={self.host_port}:{guest_port}", f"+max-cycles={max_cycles}",
+                f"+progress={progress}"] + list(extra)
+        args = ["nice", "-n", "5"] + args
+        if lock:
+            args = ["flock", lock] + args
+        self.log_path = log_path
+        self.log = open(log_path, "wb")
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
+        self.t0 = time.time()
+
+    def text(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def wait_for(self, pattern, timeout, start=0):
+        """The first match of `pattern` in the log from offset `start` on."""
+        t0 = time.time()
+        while True:
+            m = re.compile(pattern).search(self.text(), start)
+            if m:
+                return m
+            if self.proc.poll() is not None:
+                raise Fail(f"the simulation exited ({self.proc.returncode}) before '{pattern}' (log: {self.log_path})")
+            if time.time() - t0 > timeout:
+                raise Fail(f"no '{pattern}' within {timeout} s (log: {self.log_path})")
+            time.sleep(1)
+
+    def cycles_at(self, offset):
+        """The simulated cycle count of the last progress line before log offset `offset`."""
+        c = [int(m.group(1)) for m in PROGRESS.finditer(self.text()[:offset])]
+        return c[-1] if c else 0
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def loadgen(binary, port, connections, requests, size, timeout, extra=()):
+    """The load client's JSON result for `requests` requests over `connections` connections."""
+    r = subprocess.run([binary, "--port", str(port), "-c", str(connections), "-n", str(requests), "-s", str(size),
+                        "-w", "0", "-t", str(timeout), "-q", "--json", "-"] + list(extra),
+                       capture_output=True, text=True, timeout=timeout * (requests + connections) + 120)
+    lines = [line for line in r.stdout.splitlines() if line.startswith("{")]
+    if not lines:
+        raise Fail(f"loadgen gave no result (exit {r.returncode}): {r.stderr.strip()[-500:]}")
+    return json.loads(lines[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sim", required=True, help="the 4-core simulator binary (make -C hw/sim bin-path)")
+    ap.add_argument("--image", required=True, help="the async network system image")
+    ap.add_argument("--loadgen", required=True)
+    ap.add_argument("--guest-port", type=int, default=5555)
+    ap.add_argument("--size", type=int, default=64)
+    ap.add_argument("--requests", type=int, default=4)
+    ap.add_argument("--max-cycles", type=int, default=30_000_000, help="bound on the whole run")
+    ap.add_argument("--boot-timeout", type=int, default=1200, help="wall seconds until the TCP server listens")
+    ap.add_argument("--timeout", type=int, default=120, help="wall seconds a single request may take")
+    ap.add_argument("--log", default=os.path.join(ROOT, "build", "sim-net-test.log"))
+    ap.add_argument("--lock", help="flock this file around the simulation")
+    a = ap.parse_args()
+    os.makedirs(os.path.dirname(os.path.abspath(a.log)), exist_ok=True)
+    sim = RtlSim(a.sim, a.image, a.guest_port, a.log, a.max_cycles, a.lock, progress=500_000)
+    try:
+        m = sim.wait_for(r"\[tcp-server\] .*listening on", a.boot_timeout)
+        boot = sim.cycles_at(m.end())
+        t_boot = time.time() - sim.t0
+        print(f"sim-net test: TCP server listening after ~{boot / 1e6:.1f} M cycles ({t_boot:.0f} s), host port {sim.host_port}", flush=True)
+        res = loadgen(a.loadgen, sim.host_port, 1, a.requests, a.size, a.timeout)
+        if res["requests"] != a.requests or res["errors"] != 0:
+            raise Fail(f"{res['requests']} of {a.requests} requests answered correctly, {res['errors']} dead connections")
+        run = sim.wait_for(RUN.pattern, 120, m.end())
+        n, conns, cycles, cpr = map(int, run.groups())
+        if (n, conns) != (a.requests, 1):
+            raise Fail(f"the TCP server counted {n} requests on {conns} connections, the client sent {a.requests} on 1")
+        end = sim.cycles_at(len(sim.text()))
+        print(f"sim-net test: {a.requests} requests over 1 connection answered correctly on the RTL: "
+              f"{cycles} cycles from the first request in to the last response out ({cpr} per request); "
+              f"the run so far ~{end / 1e6:.1f} M cycles, {time.time() - sim.t0:.0f} s wall", flush=True)
+    except (Fail, subprocess.TimeoutExpired) as e:
+        print(f"sim-net test: FAILED: {e}")
+        print("\n".join(sim.text().splitlines()[-40:]))
+        sys.exit(1)
+    finally:
+        sim.stop()
+    print("sim-net test: passed")
+
+
+if __name__ == "__main__":
+    main()
