@@ -428,6 +428,37 @@ static uint16_t ip_checksum(const uint8_t* p, size_t n) {
   return uint16_t(~s);
 }
 
+
+// A TCP segment from the guest (10.0.2.15, our MAC) answering `peer` (a segment slirp sent us).
+static std::vector<uint8_t> tcp_reply(const std::vector<uint8_t>& peer, uint8_t flags, uint32_t seq, uint32_t ack,
+                                      const char* payload) {
+  size_t plen = strlen(payload);
+  std::vector<uint8_t> f(14 + 20 + 20 + plen, 0);
+  memcpy(f.data(), peer.data() + 6, 6);
+  memcpy(f.data() + 6, peer.data(), 6);
+  f[12] = 0x08; f[13] = 0x00;
+  uint8_t* ip = f.data() + 14;
+  size_t iplen = 40 + plen;
+  ip[0] = 0x45; ip[2] = uint8_t(iplen >> 8); ip[3] = uint8_t(iplen); ip[8] = 64; ip[9] = 6;
+  memcpy(ip + 12, peer.data() + 14 + 16, 4);      // from the address slirp sent to
+  memcpy(ip + 16, peer.data() + 14 + 12, 4);      // to slirp's source address
+  uint16_t cs = ip_checksum(ip, 20); ip[10] = uint8_t(cs >> 8); ip[11] = uint8_t(cs);
+  uint8_t* t = ip + 20;
+  memcpy(t, peer.data() + 14 + 20 + 2, 2);        // our port = their destination port
+  memcpy(t + 2, peer.data() + 14 + 20, 2);
+  for (int i = 0; i < 4; i++) { t[4 + i] = uint8_t(seq >> (24 - 8 * i)); t[8 + i] = uint8_t(ack >> (24 - 8 * i)); }
+  t[12] = 5 << 4; t[13] = flags; t[14] = 0x20; t[15] = 0;   // window 8192
+  memcpy(t + 20, payload, plen);
+  // checksum over the pseudo header and the segment
+  std::vector<uint8_t> ph(12 + 20 + plen);
+  memcpy(ph.data(), ip + 12, 8); ph[9] = 6; ph[10] = uint8_t((20 + plen) >> 8); ph[11] = uint8_t(20 + plen);
+  memcpy(ph.data() + 12, t, 20 + plen);
+  cs = ip_checksum(ph.data(), ph.size()); t[16] = uint8_t(cs >> 8); t[17] = uint8_t(cs);
+  return f;
+}
+
+static uint32_t be32(const std::vector<uint8_t>& f, size_t o) { return uint32_t(be16(f, o)) << 16 | be16(f, o + 2); }
+
 static void test_slirp(int port) {
   NicOptions o; o.link = true; o.host_port = port; o.poll_every = 64; o.trace = getenv("NIC_TEST_VERBOSE") != nullptr;
   Bench b(o);
@@ -520,6 +551,32 @@ static void test_slirp(int port) {
   CHECK(again, "SYN retransmitted once simulated time passed its RTO");
   CHECK(rto_ms >= 500, "retransmission after %.0f ms of simulated time", rto_ms);
   printf("slirp: SYN retransmitted after %.0f ms of simulated time\n", rto_ms);
+  // Complete the handshake and move data both ways through the forward.
+  bool got_syn = rx.take(r, 100000);             // the retransmitted SYN
+  CHECK(got_syn && r.size() >= 54 && (r[47] & 0x12) == 0x02, "retransmitted SYN in the RX ring");
+  if (got_syn) {
+    const uint32_t iss = 1000, peer_seq = be32(r, 38);
+    unsigned slot = 2;
+    send(b, tcp_reply(r, 0x12, iss, peer_seq + 1, ""), slot++ % 4);           // SYN+ACK
+    bool sent = false;
+    for (int i = 0; i < 1000 && !sent; i++) { sent = ::send(s, "hello", 5, MSG_NOSIGNAL) == 5; b.step(1000); }
+    CHECK(sent, "host send() through the forward");
+    std::vector<uint8_t> seg;
+    bool data = false;
+    for (int i = 0; i < 6 && !data; i++) {
+      if (!rx.take(seg, 400000)) break;
+      size_t off = 14 + 20 + (seg[14 + 20 + 12] >> 4) * 4u;
+      data = be16(seg, 12) == 0x0800 && seg[23] == 6 && seg.size() >= off + 5 && !memcmp(seg.data() + off, "hello", 5);
+    }
+    CHECK(data, "the host's bytes arrive at the guest as a TCP segment");
+    if (data) {
+      send(b, tcp_reply(seg, 0x18, iss + 1, be32(seg, 38) + 5, "world"), slot++ % 4);   // PSH+ACK with data
+      char buf[16] = {0};
+      ssize_t n = -1;
+      for (int i = 0; i < 2000 && n <= 0; i++) { b.step(256); n = recv(s, buf, sizeof buf, MSG_DONTWAIT); }
+      CHECK(n == 5 && !memcmp(buf, "world", 5), "the guest's bytes arrive at the host socket (n=%zd)", n);
+    }
+  }
   close(s);
   CHECK(!b.nic.failed(), "no model failure");
 }
