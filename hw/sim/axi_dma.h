@@ -149,6 +149,7 @@ class AxiDma {
       c.cr = 1u << 16;       // IRQThreshold 1
     }
     sg_ctl_ = 0;
+    pending_tx_ = nullptr;
     gen_++;                  // answers to requests issued before the reset are dropped
     resetting_ = bus_.busy();
     eth_.flush_streams();
