@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <chrono>
+#include <string>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -502,8 +503,9 @@ static std::vector<uint8_t> tcp_reply(const std::vector<uint8_t>& peer, uint8_t 
 
 static uint32_t be32(const std::vector<uint8_t>& f, size_t o) { return uint32_t(be16(f, o)) << 16 | be16(f, o + 2); }
 
-static void test_slirp(int port) {
+static void test_slirp(int port, const std::string& pcap) {
   NicOptions o; o.link = true; o.host_port = port; o.poll_every = 64; o.trace = getenv("NIC_TEST_VERBOSE") != nullptr;
+  o.pcap = pcap;
   Bench b(o);
   b.set_mac();
   b.wr(ETH + RCW1, 1u << 28);
@@ -643,7 +645,23 @@ int main(int argc, char** argv) {
   test_irq_coalescing();
   test_rx();
   test_errors();
-  test_slirp(port);
+  char dir[] = "/tmp/nic_test.XXXXXX";
+  if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
+  std::string pcap = std::string(dir) + "/wire.pcap";
+  test_slirp(port, pcap);
+  // +nic-pcap: a nanosecond pcap holding every frame the wire saw.
+  FILE* f = fopen(pcap.c_str(), "rb");
+  uint32_t hdr[6] = {0};
+  size_t frames = 0;
+  if (f && fread(hdr, sizeof hdr, 1, f) == 1) {
+    uint32_t rec[4];
+    while (fread(rec, sizeof rec, 1, f) == 1 && fseek(f, rec[2], SEEK_CUR) == 0) frames++;
+  }
+  if (f) fclose(f);
+  CHECK(hdr[0] == 0xa1b23c4d && hdr[5] == 1, "pcap header (nanosecond magic, Ethernet)");
+  CHECK(frames >= 8, "pcap holds the exchange's frames (%zu)", frames);
+  unlink(pcap.c_str());
+  rmdir(dir);
   printf("nic_test: %d checks, %d failed\n", g_checks, g_failures);
   return g_failures ? 1 : 0;
 }
