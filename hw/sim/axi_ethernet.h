@@ -262,7 +262,15 @@ class AxiEthernet {
     size_t max = (rcw1_ & CW_JUMBO) ? kMaxJumbo : kMaxFrame;
     if (f.size() > max) { stats_[RX_OVERSIZE]++; is_ |= INT_RX_REJECT; return; }
     if (!accept(f)) { is_ |= INT_RX_REJECT; return; }
-    if (rx_fifo_bytes_ + f.size() > kFifoBytes) { is_ |= INT_RX_FIFO_OVR; return; }
+    if (rx_fifo_bytes_ + f.size() > kFifoBytes) {
+      is_ |= INT_RX_FIFO_OVR;
+      // As on the board the frame is lost (TCP recovers after its timeout, in simulated time);
+      // said on stderr because a drop costs a retransmission timeout of simulated time.
+      if (overflows_++ % 1000 == 0)
+        fprintf(stderr, "[nic] RX FIFO full (%zu bytes waiting for S2MM descriptors): frame dropped (%llu so far)\n",
+                rx_fifo_bytes_, (unsigned long long)overflows_);
+      return;
+    }
     count_frame(f, true);
     is_ |= INT_RX_CMPLT;
     rx_fifo_bytes_ += f.size();
@@ -288,6 +296,7 @@ class AxiEthernet {
   bool mdio_busy_ = false, speed_warned_ = false;
   uint64_t mdio_busy_until_ = 0;
   uint64_t stats_[NSTATS];
+  uint64_t overflows_ = 0;
   std::deque<Frame> tx_fifo_, rx_fifo_, rx_wire_;
   size_t tx_fifo_bytes_ = 0, rx_fifo_bytes_ = 0;
   Frame tx_frame_, rx_frame_;
