@@ -234,12 +234,13 @@ run-net: net-image
 
 # The kernel fuzzer alone (sw/apps/kernel-tests/src/t_fuzz.rs) on QEMU, 4 harts: SEED picks the
 # run, COUNT the steps of each of its threads (the main one checks the kernel's invariants after
-# each step). A failure prints the seed and the last steps; the suite runs a short run itself.
+# each step, scoped to the fuzz CSpace; over everything every FULL_EVERY steps, default 64, and
+# after the last). A failure prints the seed and the last steps; the suite runs a short run itself.
 SEED ?= 1592594996
 COUNT ?= 20000
 FUZZ_IMAGE := $(BUILD)/sw/image-fuzz.bin
 fuzz: sw
-	KTEST_ONLY=fuzz FUZZ_SEED=$(SEED) FUZZ_COUNT=$(COUNT) $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p kernel-tests
+	KTEST_ONLY=fuzz FUZZ_SEED=$(SEED) FUZZ_COUNT=$(COUNT) FUZZ_FULL_EVERY=$(FULL_EVERY) $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p kernel-tests
 	cp $(SW_OUT)/kernel-tests $(BUILD)/sw/kernel-tests-fuzz.elf
 	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
 	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests-fuzz.elf -o $(FUZZ_IMAGE)

@@ -37,9 +37,11 @@ pub mod syscall {
     /// kernel entry on the hardware path.
     pub const DEBUG_THREAD_ENTRIES: isize = -35;
     /// Ours: run the kernel's consistency checker (derivation tree, Untyped watermarks, object
-    /// overlap, every user mapping vouched for by a cap). a0 = the debug cap; returns a0 = the
-    /// number of violations (usize::MAX without the cap), a1 = slots checked, a2 = 1 if a
-    /// bounded table filled up.
+    /// overlap, every user mapping vouched for by a cap). a0 = the debug cap, a1 = 0 for the
+    /// whole system or 1 for what is reachable from the CNode at cptr a2 (its slots, the TCBs
+    /// and CNodes found there, the VSpaces whose root cap is there); returns a0 = the number of
+    /// violations (usize::MAX without the cap or with a2 not a CNode), a1 = slots checked, a2 =
+    /// 1 if a bounded table filled up, a3 = timebase ticks the check took.
     pub const DEBUG_CHECK_INVARIANTS: isize = -36;
     /// Ours: arm the caller's kernel deadline (see [`super::deadline`]): a0 = absolute time in
     /// timebase ticks (0 = cancel), a1 = the vector raised on the caller's own U-notification

@@ -58,7 +58,21 @@ pub fn handle(me: &mut Tcb, n: isize) -> bool {
                 me.ctx.regs[A0] = usize::MAX;
                 return true;
             }
-            let r = crate::invariants::check();
+            // a1 = 1: only what is reachable from the CNode at cptr a2 (the fuzzer's per-step
+            // check); anything else checks everything.
+            let scope = match me.ctx.regs[A1] {
+                1 => match tcb::lookup_cap_of(me, me.ctx.regs[A0 + 2]) {
+                    Some((c @ Cap::CNode { .. }, _)) => Some(c),
+                    _ => {
+                        me.ctx.regs[A0] = usize::MAX;
+                        return true;
+                    }
+                },
+                _ => None,
+            };
+            let t0 = arch::cpu::time();
+            let r = crate::invariants::check(scope);
+            me.ctx.regs[A0 + 3] = (arch::cpu::time() - t0) as usize;
             me.ctx.regs[A0] = r.violations;
             me.ctx.regs[A1] = r.slots;
             me.ctx.regs[crate::ipc::A0 + 2] = r.truncated as usize;

@@ -18,6 +18,13 @@
 //!   (`deadline::check`).
 //!
 //! The tables it fills are bounded; running out is reported, not a violation.
+//!
+//! A *scoped* check (`check(Some(cnode))`, the fuzzer's per-step oracle) does the same for
+//! what is reachable from one CNode instead of from every thread: those slots and the slots of
+//! the TCBs and CNodes found there, overlaps among the objects found, and the VSpaces whose
+//! root cap was found. It costs what the scope holds, not the whole system; what it cannot see
+//! (a table or mapping vouched for by a cap outside the scope) it does not judge, and the full
+//! check, run every so often and at the end, covers that.
 use crate::kcell::KCell;
 use crate::object::{asid, at, tcb, KSlots};
 use crate::kprintln;
@@ -27,6 +34,7 @@ use sv39::{Pte, ENTRIES};
 
 const MAX_CNODES: usize = 1024;
 const MAX_TABLES: usize = 1024;
+const MAX_TCBS: usize = 256;
 const MAX_OBJECTS: usize = 8192;
 
 /// One capability to an object with memory, as the memory and mapping checks need it.
@@ -50,11 +58,13 @@ struct Tables {
     /// Live sender tables, sorted (from the kernel's list, before the slots are walked).
     tables: [u64; MAX_TABLES],
     ntables: usize,
+    /// Scoped check: the TCBs found (their own slots are walked too); None in a full check.
+    tcbs: Option<([u64; MAX_TCBS], usize)>,
     truncated: bool,
 }
 
 static TABLES: KCell<Tables> =
-    KCell::new(Tables { cnodes: [(0, 0); MAX_CNODES], ncnodes: 0, objs: [Obj { base: 0, len: 0, kind: 0, size_bits: 0, mapped: None }; MAX_OBJECTS], nobjs: 0, tables: [0; MAX_TABLES], ntables: 0, truncated: false });
+    KCell::new(Tables { cnodes: [(0, 0); MAX_CNODES], ncnodes: 0, objs: [Obj { base: 0, len: 0, kind: 0, size_bits: 0, mapped: None }; MAX_OBJECTS], nobjs: 0, tables: [0; MAX_TABLES], ntables: 0, tcbs: None, truncated: false });
 
 /// What a check found.
 pub struct Report {
@@ -77,16 +87,18 @@ impl Checker {
     }
 }
 
-/// Run every check (kernel lock held).
-pub fn check() -> Report {
+/// Run every check (kernel lock held): over the whole system, or (`scope`) over what is
+/// reachable from one CNode.
+pub fn check(scope: Option<Cap>) -> Report {
     // SAFETY: under the kernel lock, and nothing else uses these tables.
     let tb = unsafe { TABLES.get() };
     tb.ncnodes = 0;
     tb.nobjs = 0;
     tb.truncated = false;
+    tb.tcbs = scope.map(|_| ([0; MAX_TCBS], 0));
     let mut c = Checker { report: Report { slots: 0, violations: 0, truncated: false } };
     tb.ntables = 0;
-    crate::uintr::for_each_sender_table(|table, _, _, _, _| {
+    crate::uintr::for_each_sender_table(|table, _, _, _| {
         if tb.ntables < MAX_TABLES {
             tb.tables[tb.ntables] = table;
             tb.ntables += 1;
@@ -96,23 +108,43 @@ pub fn check() -> Report {
     });
     tb.tables[..tb.ntables].sort_unstable();
 
-    // Slots: each thread's own, then the CNodes reachable from them, breadth first.
-    tcb::for_each(|t| {
-        for i in 0..tcb::SLOTS {
-            visit_slot(&mut c, tb, t.slot(i));
-        }
-    });
-    let mut next = 0;
-    while next < tb.ncnodes {
-        let (base, radix) = tb.cnodes[next];
-        next += 1;
-        for i in 0..(1u64 << radix) {
-            visit_slot(&mut c, tb, KSlots.cnode_slot(base, i));
+    // Slots: each thread's own (or the scope's CNode), then the CNodes reachable from them,
+    // breadth first; a scoped check walks the slots of the TCBs it finds as it goes.
+    match scope {
+        None => tcb::for_each(|t| {
+            for i in 0..tcb::SLOTS {
+                visit_slot(&mut c, tb, t.slot(i));
+            }
+        }),
+        Some(cn) => record(tb, cn),
+    }
+    let (mut next, mut next_tcb) = (0, 0);
+    loop {
+        if next < tb.ncnodes {
+            let (base, radix) = tb.cnodes[next];
+            next += 1;
+            for i in 0..(1u64 << radix) {
+                visit_slot(&mut c, tb, KSlots.cnode_slot(base, i));
+            }
+        } else if let Some(t) = tb.tcbs.as_ref().and_then(|(t, n)| (next_tcb < *n).then(|| t[next_tcb])) {
+            next_tcb += 1;
+            let t = at::<tcb::Tcb>(t);
+            for i in 0..tcb::SLOTS {
+                visit_slot(&mut c, tb, t.slot(i));
+            }
+        } else {
+            break;
         }
     }
     check_overlaps(&mut c, tb);
-    check_sender_tables(&mut c, tb);
-    asid::for_each_vspace(|a, root| check_vspace(&mut c, tb, a, root));
+    check_sender_tables(&mut c, tb, scope.is_none());
+    let objs = &tb.objs[..tb.nobjs];
+    asid::for_each_vspace(|a, root| {
+        // A scoped check judges only the address spaces whose root cap it saw.
+        if scope.is_none() || caps_at(objs, root).iter().any(|o| o.kind == PT_KIND && o.mapped == Some((a, PT_ROOT))) {
+            check_vspace(&mut c, tb, a, root)
+        }
+    });
     crate::deadline::check(&mut |a| c.violation(a));
     c.report.truncated = tb.truncated;
     c.report
@@ -173,11 +205,16 @@ fn check_sender_cap(c: &mut Checker, tb: &Tables, s: SlotRef, ntfn: u64, handle:
 }
 
 /// Each live sender table: its entries belong to caps that name them, its count is right, its
-/// thread names it, and a cap vouches for its memory.
-fn check_sender_tables(c: &mut Checker, tb: &Tables) {
+/// thread names it, and a cap vouches for its memory. A scoped check looks only at the tables
+/// whose cap it saw, below their high-water mark.
+fn check_sender_tables(c: &mut Checker, tb: &Tables, full: bool) {
     let objs = &tb.objs[..tb.nobjs];
-    crate::uintr::for_each_sender_table(|table, owner, used, hwm, entries| {
-        if !caps_at(objs, table).iter().any(|o| o.kind == abi::object::UINTR_SENDER_TABLE as u8) && !tb.truncated {
+    crate::uintr::for_each_sender_table(|table, owner, used, hwm| {
+        let vouched = caps_at(objs, table).iter().any(|o| o.kind == abi::object::UINTR_SENDER_TABLE as u8);
+        if !full && !vouched {
+            return;
+        }
+        if !vouched && !tb.truncated {
             c.violation(format_args!("sender table {table:#x}: no cap to it"));
         }
         // SAFETY: a table's owner is live (its destruction unbinds the table).
@@ -187,7 +224,11 @@ fn check_sender_tables(c: &mut Checker, tb: &Tables) {
             }
         }
         let mut n = 0;
-        for (i, ntfn, slot) in entries {
+        for i in 0..if full { abi::uintr::SENDER_ENTRIES } else { hwm as usize } {
+            let (ntfn, slot) = crate::uintr::sender_entry_meta(table, i);
+            if ntfn == 0 {
+                continue;
+            }
             n += 1;
             if i >= hwm as usize {
                 c.violation(format_args!("sender table {table:#x}: entry {i} at or above its high-water mark {hwm}"));
@@ -228,6 +269,16 @@ fn check_untyped(c: &mut Checker, s: SlotRef, base: u64, size_bits: u8, free_ind
 }
 
 fn record(tb: &mut Tables, cap: Cap) {
+    if let (Cap::Tcb { obj }, Some((tcbs, n))) = (cap, tb.tcbs.as_mut()) {
+        if !tcbs[..*n].contains(&obj) {
+            if *n < MAX_TCBS {
+                tcbs[*n] = obj;
+                *n += 1;
+            } else {
+                tb.truncated = true;
+            }
+        }
+    }
     if let Cap::CNode { base, radix, .. } = cap {
         if !tb.cnodes[..tb.ncnodes].iter().any(|&(b, _)| b == base) {
             if tb.ncnodes < MAX_CNODES {

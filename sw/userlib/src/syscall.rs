@@ -148,6 +148,19 @@ pub fn debug_check_invariants(debug_cap: usize) -> Option<(usize, usize, bool)> 
     (v != usize::MAX).then_some((v, s, t != 0))
 }
 
+/// The checker over what is reachable from the CNode at `cnode` only (its slots, the TCBs and
+/// CNodes found there, the VSpaces whose root cap is there): cheaper than the full check.
+pub fn debug_check_invariants_in(debug_cap: usize, cnode: usize) -> Option<(usize, usize, bool)> {
+    debug_check_invariants_timed(debug_cap, Some(cnode)).map(|(v, s, t, _)| (v, s, t))
+}
+
+/// Either check (`scope`: None = everything), also returning the timebase ticks the kernel
+/// spent checking (a3).
+pub fn debug_check_invariants_timed(debug_cap: usize, scope: Option<usize>) -> Option<(usize, usize, bool, usize)> {
+    let [v, s, t, ticks, ..] = sys6(nr::DEBUG_CHECK_INVARIANTS, [debug_cap, scope.is_some() as usize, scope.unwrap_or(0), 0, 0, 0]);
+    (v != usize::MAX).then_some((v, s, t != 0, ticks))
+}
+
 /// End the whole system with the root task's debug capability: status 0 is success.
 pub fn debug_halt(status: usize) -> ! {
     try_debug_halt(abi::init_cap::DEBUG, status);

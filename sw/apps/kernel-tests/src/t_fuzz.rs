@@ -1,7 +1,10 @@
 //! The kernel fuzzer: seeded random invocations with random and adversarial arguments from the
 //! root task and worker threads on the other harts, all over one pool of slots, with the
-//! kernel's consistency checker run after every step of the root task. `make fuzz SEED=..
-//! COUNT=..` runs it alone; the suite runs a bounded run (`FUZZ_COUNT` default).
+//! kernel's consistency checker run after every step of the main fuzz thread: scoped to the
+//! fuzz CSpace (everything a step can touch is reachable from it: the pool, the objects and
+//! TCBs in it, the sandbox VSpace), and over the whole system every `full_every()` steps and
+//! after the last. `make fuzz SEED=.. COUNT=..` runs it alone; the suite runs a bounded run
+//! (`FUZZ_COUNT` default).
 //!
 //! What stays out of reach on purpose: the root task's own caps (every slot index an argument
 //! can name is a pool slot or garbage that fails lookup), blocking receives (a step must end),
@@ -29,6 +32,18 @@ fn seed() -> u64 {
 }
 fn count() -> usize {
     option_env!("FUZZ_COUNT").and_then(|s| s.parse().ok()).unwrap_or(1500)
+}
+/// Main steps between full checks (`FUZZ_FULL_EVERY`); the steps in between get the scoped one.
+fn full_every() -> usize {
+    option_env!("FUZZ_FULL_EVERY").and_then(|s| s.parse().ok()).filter(|&n| n > 0).unwrap_or(FULL_EVERY)
+}
+const FULL_EVERY: usize = 64;
+
+fn rdtime() -> usize {
+    let v: usize;
+    // SAFETY: reads a counter CSR user mode may read.
+    unsafe { core::arch::asm!("rdtime {0}", out(reg) v, options(nomem, nostack)) };
+    v
 }
 
 /// Shared words: SHARED[0] finished workers, [1] worker steps, [2] main thread's steps done,
@@ -204,6 +219,10 @@ fn setup(env: &mut Env) -> Result<(usize, usize, usize, usize), Fail> {
     Ok((f, u1, u2, vs))
 }
 
+/// Time (timebase ticks) the main thread spent in full and in scoped checks (the calls, lock
+/// waits included), their counts, and the kernel's own time in them (full, scoped).
+static CHECK_TICKS: [AtomicUsize; 6] = [const { AtomicUsize::new(0) }; 6];
+
 static LOG: [[AtomicUsize; 11]; 16] = [const { [const { AtomicUsize::new(0) }; 11] }; 16];
 
 fn log_op(i: usize, op: &Op) {
@@ -243,12 +262,19 @@ extern "C" fn main_thread(_: usize) -> ! {
         if (i + 1) % 100_000 == 0 {
             println!("[ktest] fuzz: {} main steps + {} worker steps so far (seed {})", i + 1, sget(S_WSTEPS), seed());
         }
-        match syscall::debug_check_invariants(F_DEBUG) {
-            Some((0, _, _)) => {}
-            Some((n, _, _)) => {
+        let full = (i + 1) % full_every() == 0 || i + 1 == count();
+        let c0 = rdtime();
+        let check = syscall::debug_check_invariants_timed(F_DEBUG, (!full).then_some(F_SELF));
+        let k = if full { 0 } else { 2 };
+        CHECK_TICKS[k].fetch_add(rdtime().wrapping_sub(c0), SeqCst);
+        CHECK_TICKS[k + 1].fetch_add(1, SeqCst);
+        CHECK_TICKS[4 + k / 2].fetch_add(check.map_or(0, |c| c.3), SeqCst);
+        match check {
+            Some((0, ..)) => {}
+            Some((n, ..)) => {
                 // Report from here at once: a broken kernel may not let the root run again.
                 println!("");
-                println!("[ktest] fuzz: seed {} broke {} kernel invariants at main step {}; its last steps:", seed(), n, i);
+                println!("[ktest] fuzz: seed {} broke {} kernel invariants at main step {} ({} check); its last steps:", seed(), n, i, if full { "full" } else { "scoped" });
                 print_log(i + 1);
                 sset(S_VIOL, n);
                 sset(S_VERDICT, 2);
@@ -288,6 +314,9 @@ pub fn fuzz(env: &mut Env) -> TResult {
     for i in 0..5 {
         sset(i, 0);
     }
+    for c in &CHECK_TICKS {
+        c.store(0, SeqCst);
+    }
     let cfg = |hart| crate::env::ThreadCfg { prio: 100, cspace: f, cspace_data: 64 - F_BITS, affinity: Some(hart), ..Default::default() };
     let harts = userlib::bootinfo::harts(env.bi);
     // The threads' TCBs, stacks and IPC buffers are the suite's (kept like every helper's).
@@ -298,6 +327,7 @@ pub fn fuzz(env: &mut Env) -> TResult {
         tcbs[workers] = env.spawn_cfg(worker as *const () as usize, h, cfg(h))?.tcb;
         workers += 1;
     }
+    let t0 = rdtime();
     let main = env.spawn_cfg(main_thread as *const () as usize, 0, cfg(env.bi.node_id))?;
     tcbs[workers] = main.tcb;
     let threads_bytes = syscall::debug_stat(stat::OBJECT_BYTES) - before_spawn;
@@ -329,6 +359,7 @@ pub fn fuzz(env: &mut Env) -> TResult {
             syscall::yield_now();
         }
     }
+    let ticks = rdtime().wrapping_sub(t0).max(1);
     ok!(userlib::tcb::set_priority(abi::init_cap::TCB, abi::init_cap::TCB, 255));
     env.stop_helpers();
     // The stopped threads let go of the fuzz CSpace.
@@ -365,7 +396,33 @@ pub fn fuzz(env: &mut Env) -> TResult {
     ok!(cnode::delete(CNODE, u2, ROOT_DEPTH));
     check_invariants()?;
     let leaked = syscall::debug_stat(stat::OBJECT_BYTES) as isize - (bytes0 + threads_bytes) as isize;
-    print!("(seed {}, {} main steps + {} worker steps on {} harts, {} of {} workers ran to the end) ", seed(), steps, wsteps, workers + 1, sget(S_DONE), workers);
+    let per_s = (steps + wsteps) as u64 * env.bi.timebase_hz as u64 / ticks as u64;
+    let us = |t: usize, k: usize| {
+        let n = CHECK_TICKS[k + 1].load(SeqCst).max(1) as u64;
+        CHECK_TICKS[t].load(SeqCst) as u64 * 1_000_000 / env.bi.timebase_hz as u64 / n
+    };
+    let check_share = (CHECK_TICKS[0].load(SeqCst) + CHECK_TICKS[2].load(SeqCst)) as u64 * 100 / ticks as u64;
+    print!(
+        "(checks: {} full at {} us per call ({} us in the checker), {} scoped at {} us ({} us), {}% of the run) ",
+        CHECK_TICKS[1].load(SeqCst),
+        us(0, 0),
+        us(4, 0),
+        CHECK_TICKS[3].load(SeqCst),
+        us(2, 2),
+        us(5, 2),
+        check_share
+    );
+    print!(
+        "(seed {}, {} main steps + {} worker steps on {} harts, {} of {} workers ran to the end; {} invocations/s; full check every {} main steps, scoped between) ",
+        seed(),
+        steps,
+        wsteps,
+        workers + 1,
+        sget(S_DONE),
+        workers,
+        per_s,
+        full_every()
+    );
     ensure!(leaked == 0, "{} object bytes not returned after deleting everything the fuzzer made", leaked);
     Ok(())
 }

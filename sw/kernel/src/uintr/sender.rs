@@ -223,16 +223,13 @@ pub fn lookup(table: u64, index: usize) -> Option<(u16, u64)> {
     Some(((e >> uist::SLOT_SHIFT) as u16, (e >> uist::VECTOR_SHIFT) & 0x3f))
 }
 
-/// For the consistency checker: every live table, and each of its entries as (index,
-/// notification, cap slot); plus its owner and counts. `f` gets (table, owner, used, hwm,
-/// entries).
-pub fn for_each(mut f: impl FnMut(u64, *mut Tcb, u16, u16, &mut dyn Iterator<Item = (usize, u64, u64)>)) {
+/// For the consistency checker: every live table as (table, owner, used, hwm); its entries
+/// through `entry_meta`.
+pub fn for_each(mut f: impl FnMut(u64, *mut Tcb, u16, u16)) {
     let mut table = registry().head;
     while table != 0 {
         let h = header(table);
-        let (ntfns, slots) = (words(table + NTFNS), words(table + SLOTS));
-        let mut it = (0..SENDER_ENTRIES).filter(|&i| ntfns[i] != 0).map(|i| (i, ntfns[i], slots[i]));
-        f(table, h.owner, h.used, h.hwm, &mut it);
+        f(table, h.owner, h.used, h.hwm);
         table = h.next;
     }
 }
