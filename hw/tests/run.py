@@ -26,7 +26,7 @@ TESTS = {
     "rv_csr_irq":   (1, 1_000_000),
     "rv_sv39":      (1, 1_000_000),
     "rv_atomic":    (4, 3_000_000),
-    "nic_dma":      (4, 1_000_000, ["+nic"]),   # the NIC model with libslirp attached (no port forward); ~26 k cycles
+    "nic_dma":      (4, 1_000_000, ["+nic"]),   # the NIC model with libslirp attached (no port forward); ~55 k cycles
 }
 
 def run(name, sim, binpath, max_cycles, extra=()):
