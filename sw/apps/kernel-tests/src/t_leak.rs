@@ -72,6 +72,10 @@ pub fn create_destroy_every_kind(env: &mut Env) -> TResult {
             let now = gauges();
             ensure!(now == base, "cycle {}: gauges (object bytes, UINTC slots, tables, entries) {:?}, at the start {:?}", i, now, base);
         }
+        // Long runs (`make leak COUNT=...`) show how far they got, even if stopped early.
+        if (i + 1) % 100_000 == 0 {
+            userlib::println!("[ktest] leak: {} cycles, gauges at their start", i + 1);
+        }
     }
     userlib::print!("({} cycles) ", n_cycles);
     check_invariants()
