@@ -248,7 +248,8 @@ fuzz: sw
 	@grep -q 'DebugHalt(0)' $(BUILD)/fuzz.log || { echo "fuzz: FAILED (seed $(SEED); see $(BUILD)/fuzz.log)"; exit 1; }
 
 # Create/destroy cycles of every object kind (UINTC slots and sender tables too) with every
-# kernel gauge checked back at its start every 1000 cycles, alone on QEMU: COUNT cycles.
+# kernel gauge checked back at its start every 1000 cycles, alone on QEMU: COUNT cycles (the run
+# is one thread: SMP=1 make leak ... runs it ~5x faster on a loaded host).
 LEAK_IMAGE := $(BUILD)/sw/image-leak.bin
 leak: sw
 	KTEST_ONLY=leak LEAK_COUNT=$(COUNT) $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p kernel-tests

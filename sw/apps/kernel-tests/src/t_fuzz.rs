@@ -231,10 +231,13 @@ fn setup(env: &mut Env) -> Result<(usize, usize, usize, usize), Fail> {
 /// waits included), their counts, and the kernel's own time in them (full, scoped).
 static CHECK_TICKS: [AtomicUsize; 6] = [const { AtomicUsize::new(0) }; 6];
 
-static LOG: [[AtomicUsize; 11]; 16] = [const { [const { AtomicUsize::new(0) }; 11] }; 16];
+/// The last main steps: as many as lie between two full checks, so a break only the full
+/// check sees is still in the report.
+const LOG_LEN: usize = FULL_EVERY;
+static LOG: [[AtomicUsize; 11]; LOG_LEN] = [const { [const { AtomicUsize::new(0) }; 11] }; LOG_LEN];
 
 fn log_op(i: usize, op: &Op) {
-    let e = &LOG[i % 16];
+    let e = &LOG[i % LOG_LEN];
     e[0].store(op.label, SeqCst);
     e[1].store(op.svc, SeqCst);
     for k in 0..6 {
@@ -246,8 +249,8 @@ fn log_op(i: usize, op: &Op) {
 }
 
 fn print_log(upto: usize) {
-    for i in upto.saturating_sub(16)..upto {
-        let e = &LOG[i % 16];
+    for i in upto.saturating_sub(LOG_LEN.min(full_every()))..upto {
+        let e = &LOG[i % LOG_LEN];
         let v = |k: usize| e[k].load(SeqCst);
         print!("[ktest] fuzz   step {}: label {} on slot {} args", i, v(0), v(1));
         for k in 2..8 {
@@ -282,7 +285,7 @@ extern "C" fn main_thread(_: usize) -> ! {
             Some((n, ..)) => {
                 // Report from here at once: a broken kernel may not let the root run again.
                 println!("");
-                println!("[ktest] fuzz: seed {} broke {} kernel invariants at main step {} ({} check); its last steps:", seed(), n, i, if full { "full" } else { "scoped" });
+                println!("[ktest] fuzz: seed {} broke {} kernel invariants at main step {} ({} check; make fuzz SEED={} FULL_EVERY=1 checks everything after every step); its last steps:", seed(), n, i, if full { "full" } else { "scoped" }, seed());
                 print_log(i + 1);
                 sset(S_VIOL, n);
                 sset(S_VERDICT, 2);
