@@ -123,9 +123,12 @@ def run_rtl(a, images):
         try:
             m = sim.wait_for(r"\[tcp-server\] .*listening on", a.boot_timeout)
             print(f"  rtl {variant}: listening after ~{sim.cycles_at(m.end()) / 1e6:.1f} M cycles "
-                  f"({time.time() - sim.t0:.0f} s), host port {sim.host_port}", flush=True)
+                  f"({time.time() - sim.running_since():.0f} s), host port {sim.host_port}", flush=True)
             at = m.end()
             for c in [int(x) for x in a.rtl_connections.split(",")]:
+                if time.time() - sim.running_since() > a.rtl_wall:
+                    print(f"  rtl {variant}: {a.rtl_wall} s of simulation used up; {c} connections and on not measured", flush=True)
+                    break
                 n = rtl_requests(c, a.rtl_requests)
                 t0 = time.time()
                 with tempfile.TemporaryDirectory(prefix="bench-tcp.") as d:
@@ -304,6 +307,7 @@ def main():
     ap.add_argument("--rtl-connections", default=",".join(map(str, RTL_CONNECTIONS)))
     ap.add_argument("--rtl-requests", type=int, default=8, help="rtl: requests per connection of a point (at least 16 in all)")
     ap.add_argument("--rtl-timeout", type=int, default=300, help="rtl: wall seconds a single request may take")
+    ap.add_argument("--rtl-wall", type=int, default=720, help="rtl: no new point after this many wall seconds of a simulation")
     a = ap.parse_args()
     images = a.image or [f"async={os.path.join(ROOT, 'build', 'sw', 'image-net-async.bin')}",
                          f"sync={os.path.join(ROOT, 'build', 'sw', 'image-net-sync.bin')}"]

@@ -41,14 +41,22 @@ class RtlSim:
         self.log_path = log_path
         self.log = open(log_path, "wb")
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
-        self.t0 = time.time()
+        self.t0 = None
+
+    def running_since(self):
+        """Wall time the simulation started (its first output: under `lock` it may wait long
+        before), or None while it has not."""
+        if self.t0 is None and os.path.getsize(self.log_path) > 0:
+            self.t0 = time.time()
+        return self.t0
 
     def text(self):
         with open(self.log_path, "rb") as f:
             return f.read().decode(errors="replace")
 
     def wait_for(self, pattern, timeout, start=0):
-        """The first match of `pattern` in the log from offset `start` on."""
+        """The first match of `pattern` in the log from offset `start` on; `timeout` wall seconds
+        counted from now or from when the simulation started, whichever is later."""
         t0 = time.time()
         while True:
             m = re.compile(pattern).search(self.text(), start)
@@ -56,7 +64,10 @@ class RtlSim:
                 return m
             if self.proc.poll() is not None:
                 raise Fail(f"the simulation exited ({self.proc.returncode}) before '{pattern}' (log: {self.log_path})")
-            if time.time() - t0 > timeout:
+            since = self.running_since()
+            if since is None:
+                t0 = time.time()
+            elif time.time() - max(t0, since) > timeout:
                 raise Fail(f"no '{pattern}' within {timeout} s (log: {self.log_path})")
             time.sleep(1)
 
@@ -106,7 +117,7 @@ def main():
     try:
         m = sim.wait_for(r"\[tcp-server\] .*listening on", a.boot_timeout)
         boot = sim.cycles_at(m.end())
-        t_boot = time.time() - sim.t0
+        t_boot = time.time() - sim.running_since()
         print(f"sim-net test: TCP server listening after ~{boot / 1e6:.1f} M cycles ({t_boot:.0f} s), host port {sim.host_port}", flush=True)
         res = loadgen(a.loadgen, sim.host_port, 1, a.requests, a.size, a.timeout)
         if res["requests"] != a.requests or res["errors"] != 0:
@@ -118,7 +129,7 @@ def main():
         end = sim.cycles_at(len(sim.text()))
         print(f"sim-net test: {a.requests} requests over 1 connection answered correctly on the RTL: "
               f"{cycles} cycles from the first request in to the last response out ({cpr} per request); "
-              f"the run so far ~{end / 1e6:.1f} M cycles, {time.time() - sim.t0:.0f} s wall", flush=True)
+              f"the run so far ~{end / 1e6:.1f} M cycles, {time.time() - sim.running_since():.0f} s wall", flush=True)
     except (Fail, subprocess.TimeoutExpired) as e:
         print(f"sim-net test: FAILED: {e}")
         print("\n".join(sim.text().splitlines()[-40:]))
