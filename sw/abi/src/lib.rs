@@ -123,7 +123,15 @@ pub mod stat {
     pub const ASYS_FAULTS: usize = 24;
     /// Registered syscall buffers (a gauge).
     pub const ASYS_HANDLERS: usize = 25;
-    pub const COUNT: usize = 26;
+    /// Kernel entries from user mode that were interrupts (the rest are system calls and
+    /// faults).
+    pub const ENTRIES_INTERRUPT: usize = 26;
+    /// Address-space switches: `satp` written (and the user TLB entries flushed) on the way
+    /// to user mode.
+    pub const SATP_WRITES: usize = 27;
+    /// Times an idle hart slept in `wfi`.
+    pub const IDLE_SLEEPS: usize = 28;
+    pub const COUNT: usize = 29;
     /// With DebugStat: read, then reset (LOCK_HOLD_MAX only).
     pub const RESET: usize = 1 << 63;
 }

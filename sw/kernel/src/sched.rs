@@ -393,6 +393,7 @@ fn run(t: &mut Tcb) -> ! {
         // SAFETY: every VSpace shares the kernel's upper half.
         unsafe { core::arch::asm!("csrw satp, {0}", "sfence.vma zero, {1}", in(reg) satp, in(reg) 0usize) };
         cpu.active_satp.store(satp, Ordering::Relaxed);
+        stats::count(stat::SATP_WRITES);
         cpu.tlb_seen.store(gen, Ordering::Relaxed);
         cpu.tlb_asid.store(asid, Ordering::Relaxed);
     }
@@ -433,6 +434,7 @@ pub fn idle_loop() -> ! {
         crate::uintr::on_idle();
         lock::release();
         if !arch::ipi::watch_mailbox(cpu, IDLE_WATCH_CYCLES) {
+            stats::count(stat::IDLE_SLEEPS);
             arch::cpu::wait_for_interrupt();
         }
         cpu.idle_wakeups.fetch_add(1, Ordering::Relaxed);

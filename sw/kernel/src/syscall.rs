@@ -26,6 +26,7 @@ pub extern "C" fn user_trap(ctx: &mut UserContext) -> ! {
     let me_ptr = ctx as *mut UserContext as *mut Tcb;
     crate::uintr::on_kernel_entry();
     if scause & INTERRUPT != 0 {
+        stats::count(stat::ENTRIES_INTERRUPT);
         crate::interrupt::handle(scause & !INTERRUPT, cpu);
     } else if sched::current() == me_ptr {
         // SAFETY: the current thread's TCB is live; the lock is held.

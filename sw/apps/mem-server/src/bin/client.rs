@@ -58,21 +58,69 @@ mod rt {
         userlib::time::now() as usize * (platform::clock::CORE_HZ / platform::clock::TIMEBASE_HZ)
     }
 
-    #[derive(Clone, Copy, Default)]
+    /// The kernel's other counters of a window, for the `counts` line (where the cycles of a
+    /// pair go): read outside the timed part, before the start's KERNEL_ENTRIES and after the
+    /// end's, so they add no kernel entry to the figure.
+    const COUNTED: [(&str, usize); 12] = [
+        ("irq_entries", stat::ENTRIES_INTERRUPT),
+        ("switches", stat::SWITCHES),
+        ("satp_writes", stat::SATP_WRITES),
+        ("wait_wakeups", stat::UINTR_WAIT_WAKEUPS),
+        ("kernel_sends", stat::UINTR_KERNEL_SENDS),
+        ("idle_sleeps", stat::IDLE_SLEEPS),
+        ("resched_ipis", stat::RESCHED_IPIS),
+        ("shootdowns", stat::SHOOTDOWNS),
+        ("asys_requests", stat::ASYS_REQUESTS),
+        ("asys_wakes", stat::ASYS_WAKES),
+        ("asys_inline", stat::ASYS_WAKE_INLINE),
+        ("asys_notifies", stat::ASYS_NOTIFIES),
+    ];
+
+    /// Ours: the client thread's blocking Waits, parks that ended by polling, doorbells sent.
+    const OWN: [&str; 3] = ["client_waits", "client_spin_hits", "client_signals"];
+
+    #[derive(Clone, Copy)]
     struct Snap {
         cycles: usize,
         entries: usize,
+        counts: [usize; COUNTED.len() + OWN.len()],
+    }
+    const NO_SNAP: Snap = Snap { cycles: 0, entries: 0, counts: [0; COUNTED.len() + OWN.len()] };
+    fn counts() -> [usize; COUNTED.len() + OWN.len()] {
+        let mut c = [0; COUNTED.len() + OWN.len()];
+        for (d, (_, s)) in c.iter_mut().zip(COUNTED) {
+            *d = syscall::debug_stat(s);
+        }
+        let own = [PARK.waits.load(Relaxed), PARK.spin_hits.load(Relaxed), CLIENT.signals.load(Relaxed)];
+        c[COUNTED.len()..].copy_from_slice(&own);
+        c
     }
     /// One DebugStat inside the window (the start reads entries last, the end first).
     fn snap_start() -> Snap {
+        let counts = counts();
         let entries = syscall::debug_stat(stat::KERNEL_ENTRIES);
-        Snap { cycles: now_cycles(), entries }
+        Snap { cycles: now_cycles(), entries, counts }
     }
     fn snap_end() -> Snap {
         let cycles = now_cycles();
-        Snap { cycles, entries: syscall::debug_stat(stat::KERNEL_ENTRIES) }
+        let entries = syscall::debug_stat(stat::KERNEL_ENTRIES);
+        Snap { cycles, entries, counts: counts() }
     }
     const SNAP_ENTRIES: usize = 1;
+    /// The measured window as a simulator region: 60 in mode sync, 61 in mode async
+    /// (`+profile-region=ID` profiles only it on the client's hart, with the 1-hart placement
+    /// the server's and the kernel's cycles there too; `+profile-region-any` every hart's).
+    const WINDOW_SYNC: u16 = 60;
+    const WINDOW_ASYNC: u16 = 61;
+    static ASYNC: AtomicUsize = AtomicUsize::new(0);
+    fn window(begin: bool) {
+        match (ASYNC.load(Relaxed) != 0, begin) {
+            (false, true) => userlib::marker::begin::<WINDOW_SYNC>(),
+            (false, false) => userlib::marker::end::<WINDOW_SYNC>(),
+            (true, true) => userlib::marker::begin::<WINDOW_ASYNC>(),
+            (true, false) => userlib::marker::end::<WINDOW_ASYNC>(),
+        }
+    }
 
     struct Ctx {
         rt: Rt,
@@ -151,7 +199,7 @@ mod rt {
     struct Snaps(UnsafeCell<[Snap; 2]>);
     // SAFETY: one thread (its coroutines take turns).
     unsafe impl Sync for Snaps {}
-    static SNAPS: Snaps = Snaps(UnsafeCell::new([Snap { cycles: 0, entries: 0 }; 2]));
+    static SNAPS: Snaps = Snaps(UnsafeCell::new([NO_SNAP; 2]));
 
     async fn pair(label: u32, va: u64) -> bool {
         match CLIENT.call(Msg::new(label, &[va]).unwrap_or_default()).await {
@@ -176,7 +224,9 @@ mod rt {
             let snaps = unsafe { &mut *SNAPS.0.get() };
             if done == WARM.load(Relaxed) {
                 snaps[0] = snap_start();
+                window(true);
             } else if done == END.load(Relaxed) {
+                window(false);
                 snaps[1] = snap_end();
             }
         }
@@ -221,6 +271,12 @@ mod rt {
             e % 10_000,
             pairs
         );
+        // Per 100 pairs (the counts a window's DebugStat calls add are left in: 2 x 12 + 1).
+        print!("counts mode={} harts={} concurrency={} per_100_pairs:", mode, harts, conc);
+        for (i, name) in COUNTED.iter().map(|c| c.0).chain(OWN).enumerate() {
+            print!(" {}={}", name, (b.counts[i] - a.counts[i]) * 100 / pairs);
+        }
+        println!(" entries={}", (b.entries - a.entries) * 100 / pairs);
         cx.points += 1;
         cx.pairs += total;
         let (bad, done) = (BAD.load(Relaxed), DONE.load(Relaxed));
@@ -239,6 +295,7 @@ mod rt {
         PARK.setup(caps::WAKE, spin);
         call(cx, req::SPIN, &[spin as u64]);
         let want = if mode == "async" { proto::MODE_ASYNC } else { proto::MODE_SYNC };
+        ASYNC.store((mode == "async") as usize, Relaxed);
         let r = call(cx, req::MODE, &[want]);
         if r.label != status::OK {
             println!("[mem-bench] mode {}: not available (status {}), phase left out", mode, r.label);
