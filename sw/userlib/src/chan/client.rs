@@ -35,6 +35,11 @@ struct Inner<const N: usize> {
     rep: Option<Consumer>,
     to_server: usize,
     entries: [Entry; N],
+    /// Free slots: `free[..nfree]`, and every slot from `fresh` on (never used yet): O(1)
+    /// allocation however large the table.
+    free: [u32; N],
+    nfree: usize,
+    fresh: usize,
     waiters: [Option<Waker>; WAITERS],
     broken: Option<ChanError>,
 }
@@ -49,6 +54,8 @@ pub struct Client<const N: usize> {
     pub signals: AtomicUsize,
     /// Calls completed with a reply.
     pub replies: AtomicUsize,
+    /// Requests pushed.
+    pub requests: AtomicUsize,
 }
 
 // SAFETY: `inner` is used only by the thread the client was attached on (its coroutines and
@@ -64,11 +71,15 @@ impl<const N: usize> Client<N> {
                 rep: None,
                 to_server: 0,
                 entries: [const { Entry { gen: 0, state: State::Free, waker: None } }; N],
+                free: [0; N],
+                nfree: 0,
+                fresh: 0,
                 waiters: [const { None }; WAITERS],
                 broken: None,
             }),
             signals: AtomicUsize::new(0),
             replies: AtomicUsize::new(0),
+            requests: AtomicUsize::new(0),
         }
     }
 
@@ -204,7 +215,15 @@ impl<const N: usize> Inner<N> {
     }
 
     fn alloc(&mut self) -> Option<usize> {
-        let i = self.entries.iter().position(|e| e.state == State::Free)?;
+        let i = if self.nfree > 0 {
+            self.nfree -= 1;
+            self.free[self.nfree] as usize
+        } else if self.fresh < N {
+            self.fresh += 1;
+            self.fresh - 1
+        } else {
+            return None;
+        };
         self.entries[i].state = State::Waiting;
         Some(i)
     }
@@ -212,6 +231,10 @@ impl<const N: usize> Inner<N> {
     /// True if a coroutine waiting for a slot was woken.
     fn free(&mut self, slot: usize) -> bool {
         let e = &mut self.entries[slot];
+        if !matches!(e.state, State::Free) {
+            self.free[self.nfree] = slot as u32;
+            self.nfree += 1;
+        }
         e.state = State::Free;
         e.gen = e.gen.wrapping_add(1);
         e.waker = None;
@@ -270,7 +293,10 @@ impl<const N: usize> Future for Call<N> {
                 let id = s as u64 | (inner.entries[s].gen as u64) << 32;
                 let item = self.msg.to_item(id);
                 match inner.req.as_mut().map(|r| r.push(&item)) {
-                    Some(Ok(n)) => inner.doorbell(n, &c.signals),
+                    Some(Ok(n)) => {
+                        inner.doorbell(n, &c.signals);
+                        c.requests.fetch_add(1, Ordering::Relaxed);
+                    }
                     // Full cannot happen with at most capacity calls outstanding unless the
                     // server moves its index wrongly: both are the peer's fault.
                     _ => {
@@ -336,5 +362,9 @@ impl<const N: usize> Endpoint for Client<N> {
         if let Some(r) = self.inner().rep.as_ref() {
             r.cancel_sleep();
         }
+    }
+
+    fn pushed(&self) -> usize {
+        self.requests.load(Ordering::Relaxed)
     }
 }

@@ -138,8 +138,7 @@ impl Server {
             };
             // The handler is the program's code: no reference into `inner` lives across it.
             let fut = handler(msg);
-            let id = item.id;
-            match rt.spawn(prio, async move { self.reply(id, fut.await) }) {
+            match rt.spawn(prio, Handling { server: self, id: item.id, fut }) {
                 Ok(h) => {
                     h.detach();
                     let inner = self.inner();
@@ -225,6 +224,32 @@ impl Server {
             if let Some(w) = inner.dispatcher.take() {
                 w.wake();
             }
+        }
+    }
+}
+
+/// A handler's task: its future, polled in place, then its reply. (An `async` block around
+/// the handler's future would hold it twice and move it at the first poll: a copy of a large
+/// future into cold memory per request.)
+struct Handling<F> {
+    server: &'static Server,
+    id: u64,
+    fut: F,
+}
+
+impl<F: Future<Output = Msg>> Future for Handling<F> {
+    type Output = ();
+
+    fn poll(self: core::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // SAFETY: `fut` is pinned with us and never moved out; the other fields are plain data.
+        let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: as above.
+        match unsafe { core::pin::Pin::new_unchecked(&mut this.fut) }.poll(cx) {
+            Poll::Ready(m) => {
+                this.server.reply(this.id, m);
+                Poll::Ready(())
+            }
+            Poll::Pending => Poll::Pending,
         }
     }
 }
@@ -330,5 +355,9 @@ impl Endpoint for Server {
         if let Some(r) = inner.rep.as_ref() {
             r.cancel_sleep();
         }
+    }
+
+    fn pushed(&self) -> usize {
+        self.replies.load(Ordering::Relaxed)
     }
 }

@@ -15,9 +15,12 @@ mod rt {
     use abi::bootinfo::process::{ProcessInfo, CNODE};
     use abi::{object, MessageInfo};
     use core::cell::UnsafeCell;
+    use core::future::Future;
+    use core::pin::Pin;
+    use core::task::{Context, Poll};
     use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
     use mem_server::gate::Gate;
-    use mem_server::pool::{Op, Pool};
+    use mem_server::pool::Pool;
     use mem_server::proto::{self, caps, control, req, slots, status, CAP, CHAN_VA, FRAMES, POOL_PAGES, POOL_VA, SYSBUF_CAP, SYSBUF_VA, SYSBUF_VECTOR};
     use userlib::chan::{ChanMem, Msg, Server, ThreadPark};
     use userlib::invoke::{rights, vm_attr};
@@ -27,12 +30,13 @@ mod rt {
 
     userlib::entry!(main);
 
-    /// A task per request: the dispatcher's wrapper around `handle`'s future (~500 bytes with
-    /// an async system call's future inside; the wrapper holds it twice) fits 2 KiB. Four
-    /// times the calls the gate lets into the kernel is plenty of tasks (the dispatcher holds
-    /// a request while none is free); the executor is initialised data, so its size is the
-    /// ELF's and the root task copies it.
-    static EXEC: Executor<{ 4 * SYSBUF_CAP + 8 }, 2048> = Executor::new();
+    /// A task per request: the dispatcher's wrapper around `handle`'s future (~240 bytes with
+    /// an async system call's future inside) fits 256 bytes; small slots keep the tasks in
+    /// flight within the data cache (each spawn writes its future into its slot). Four times
+    /// the calls the gate lets into the kernel is plenty of tasks (the dispatcher holds a
+    /// request while none is free); the executor is initialised data, so its size is the ELF's
+    /// and the root task copies it.
+    static EXEC: Executor<{ 4 * SYSBUF_CAP + 8 }, 256> = Executor::new();
     static PARK: ThreadPark = ThreadPark::new();
     static SERVER: Server = Server::new();
 
@@ -89,10 +93,14 @@ mod rt {
         Msg::new(label, words).unwrap_or_default()
     }
 
-    async fn handle(m: Msg) -> Msg {
+    /// A request's reply: at once, or after the kernel's work (only MAP and UNMAP await).
+    fn handle(m: Msg) -> Handled<impl Future<Output = Msg>> {
         let w = m.words();
         match (m.label, w.len()) {
-            (req::MAP, 1) | (req::UNMAP, 1) => map_or_unmap(m.label == req::MAP, w[0]).await,
+            (req::MAP, 1) | (req::UNMAP, 1) => return Handled::Later(map_or_unmap(m.label == req::MAP, w[0])),
+            _ => {}
+        }
+        Handled::Now(Some(match (m.label, w.len()) {
             (req::MODE, 1) => set_mode(w[0]),
             (req::SPIN, 1) => {
                 PARK.setup(caps::WAKE, w[0] as usize);
@@ -103,30 +111,39 @@ mod rt {
                 reply(status::OK, &[s[0], s[1], s[2], s[3], pool().free_frames() as u64])
             }
             _ => reply(status::BAD_REQUEST, &[]),
+        }))
+    }
+
+    /// A handler's future that holds only what the reply still needs (the request's words are
+    /// consumed before it is spawned).
+    enum Handled<F> {
+        Now(Option<Msg>),
+        Later(F),
+    }
+
+    impl<F: Future<Output = Msg>> Future for Handled<F> {
+        type Output = Msg;
+
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Msg> {
+            // SAFETY: the inner future is pinned with us and never moved out.
+            match unsafe { self.get_unchecked_mut() } {
+                Handled::Now(m) => Poll::Ready(m.take().unwrap_or_default()),
+                // SAFETY: as above.
+                Handled::Later(f) => unsafe { Pin::new_unchecked(f) }.poll(cx),
+            }
         }
     }
 
+    /// MAP or UNMAP of the page at `va`: checked by the pool, then the system call through the
+    /// ordinary API's async form: a system call while no async client is installed (mode
+    /// sync), a request in the syscall buffer otherwise, many of them in flight at once (one
+    /// per task). One async fn, so a task's future stays small (it is copied into its slot).
     async fn map_or_unmap(map: bool, va: u64) -> Msg {
         let op = if map { pool().begin_map(va) } else { pool().begin_unmap(va) };
         let op = match op {
             Ok(op) => op,
             Err(s) => return reply(s, &[va]),
         };
-        let r = kernel(op).await;
-        pool().finish(op, r.is_ok());
-        match r {
-            Ok(()) => {
-                (if map { &MAPS } else { &UNMAPS }).fetch_add(1, Relaxed);
-                reply(status::OK, &[va, op.frame as u64])
-            }
-            Err(e) => reply(status::KERNEL, &[va, e.code as u64]),
-        }
-    }
-
-    /// The system call of `op`, through the ordinary API's async form: a system call while
-    /// no async client is installed (mode sync), a request in the syscall buffer otherwise,
-    /// many of them in flight at once (one per task).
-    async fn kernel(op: Op) -> userlib::invoke::Result<()> {
         SYSCALLS.fetch_add(1, Relaxed);
         // No more calls in flight than the buffer's table holds (sync calls never wait here).
         GATE.acquire().await;
@@ -138,7 +155,14 @@ mod rt {
             ops::page_unmap(frame).await
         };
         GATE.release();
-        r
+        pool().finish(op, r.is_ok());
+        match r {
+            Ok(()) => {
+                (if map { &MAPS } else { &UNMAPS }).fetch_add(1, Relaxed);
+                reply(status::OK, &[va, op.frame as u64])
+            }
+            Err(e) => reply(status::KERNEL, &[va, e.code as u64]),
+        }
     }
     static GATE: Gate<{ CAP + 8 }> = Gate::new(SYSBUF_CAP as u64);
 
