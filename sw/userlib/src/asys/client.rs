@@ -33,6 +33,13 @@ struct Inner<const N: usize> {
     waiters: [Option<Waker>; WAITERS],
     /// The kernel broke or closed the buffer: calls go the sync way from now on.
     broken: bool,
+    /// Attached with a park hook, which sends held-back wakes (`Endpoint::flush`).
+    parked: bool,
+    /// A push found the handler asleep and its WakeSyscallHandler is held back until the
+    /// thread's tasks have queued everything they can (one wake, one drain for all of it).
+    wake_due: bool,
+    /// Slots taken (calls in flight or not yet collected).
+    used: usize,
 }
 
 /// Where a thread's syscall buffer is, as the thread sees it: each ring at the start of a
@@ -105,6 +112,9 @@ impl<const N: usize> Client<N> {
                 entries: [const { Entry { gen: 0, state: State::Free, waker: None } }; N],
                 waiters: [const { None }; WAITERS],
                 broken: false,
+                parked: false,
+                wake_due: false,
+                used: 0,
             }),
             wakes: AtomicUsize::new(0),
             completed: AtomicUsize::new(0),
@@ -129,6 +139,7 @@ impl<const N: usize> Client<N> {
             if !p.register(self) {
                 return None;
             }
+            inner.parked = true;
         }
         Some(())
     }
@@ -143,6 +154,15 @@ impl<const N: usize> Client<N> {
     /// Calls a slot is taken for right now (tests: nothing leaks).
     pub fn in_flight(&self) -> usize {
         self.inner().entries.iter().filter(|e| e.state != State::Free).count()
+    }
+
+    /// Send a held-back wake now.
+    fn wake_if_due(&self) {
+        let inner = self.inner();
+        if inner.wake_due {
+            inner.wake_due = false;
+            self.doorbell(Notify::Signal);
+        }
     }
 
     fn doorbell(&self, n: Notify) {
@@ -206,11 +226,15 @@ impl<const N: usize> Inner<N> {
     fn alloc(&mut self) -> Option<usize> {
         let i = self.entries.iter().position(|e| e.state == State::Free)?;
         self.entries[i].state = State::Waiting;
+        self.used += 1;
         Some(i)
     }
 
     fn free(&mut self, slot: usize) -> bool {
         let e = &mut self.entries[slot];
+        if e.state != State::Free {
+            self.used -= 1;
+        }
         e.state = State::Free;
         e.gen = e.gen.wrapping_add(1);
         e.waker = None;
@@ -271,10 +295,14 @@ impl<const N: usize> Submit for Client<N> {
                     return Step::Pending;
                 };
                 match inner.push(s, r) {
+                    // From a task of a thread with a park hook, the wake waits for the hook
+                    // (the thread's other tasks may have requests to queue too).
+                    Ok(Notify::Signal) if cx.is_some() && inner.parked => inner.wake_due = true,
                     Ok(n) => self.doorbell(n),
                     Err(()) => {
                         // The kernel is behind: make sure it runs, and try again later.
                         inner.free(s);
+                        inner.wake_due = false;
                         self.doorbell(Notify::Signal);
                         if let Some(cx) = cx {
                             cx.waker().wake_by_ref();
@@ -323,6 +351,7 @@ impl<const N: usize> Submit for Client<N> {
     }
 
     fn kick(&self) {
+        self.inner().wake_due = false;
         self.doorbell(Notify::Signal);
     }
 }
@@ -344,5 +373,14 @@ impl<const N: usize> Endpoint for Client<N> {
         if let Some(r) = self.inner().rep.as_ref() {
             r.cancel_sleep();
         }
+    }
+
+    fn flush(&self) {
+        self.wake_if_due();
+    }
+
+    fn remote_work(&self) -> bool {
+        let inner = self.inner();
+        inner.used > 0 && !inner.broken
     }
 }

@@ -21,7 +21,25 @@ pub trait Endpoint {
     fn check(&self) -> bool;
     /// Clear our sleep flags (we are running again).
     fn cancel(&self);
+    /// Send the doorbells held back while the thread's tasks ran (so that one doorbell covers
+    /// every request they queued): called before the thread polls or sleeps.
+    fn flush(&self) {}
+    /// Work of ours is in progress on another hart (async system calls the kernel runs
+    /// elsewhere): a short poll will likely see it finish.
+    fn remote_work(&self) -> bool {
+        false
+    }
+    /// Items pushed to peer threads so far (a count that only grows): a thread that handed a
+    /// peer work since its last park must let that peer have the hart, not poll.
+    fn pushed(&self) -> usize {
+        0
+    }
 }
+
+/// How long a thread that shares its hart with its peers polls for work in progress on other
+/// harts (an async system call's completion) before it sleeps: about a batch of map/unmap
+/// requests in the kernel, far below a Wait's switch and wake-up.
+pub const REMOTE_SPIN_CYCLES: usize = 30_000;
 
 /// Park hook of one thread: `spin` cycles of polling its endpoints (worth it only when the
 /// peers run on other harts), then announce on every ring, re-check, and U-notification Wait.
@@ -30,6 +48,8 @@ pub struct ThreadPark {
     spin: AtomicUsize,
     eps: UnsafeCell<[Option<&'static dyn Endpoint>; MAX_ENDPOINTS]>,
     n: Cell<usize>,
+    /// The endpoints' `pushed` total at the last park.
+    last_pushed: Cell<usize>,
     /// A waker on another thread asked us to run (`unpark_from_irq`).
     unparked: AtomicBool,
     /// We are about to block, or blocked, in the kernel: `unpark_from_irq` must Signal.
@@ -53,6 +73,7 @@ impl ThreadPark {
             spin: AtomicUsize::new(0),
             eps: UnsafeCell::new([None; MAX_ENDPOINTS]),
             n: Cell::new(0),
+            last_pushed: Cell::new(0),
             unparked: AtomicBool::new(false),
             in_wait: AtomicBool::new(false),
             bits: AtomicU64::new(0),
@@ -118,10 +139,23 @@ impl Default for ThreadPark {
 
 impl Park for ThreadPark {
     fn park(&self) {
+        self.each(|ep| ep.flush());
         if self.unparked.swap(false, Ordering::Acquire) {
             return;
         }
-        let spin = self.spin.load(Ordering::Relaxed) as u64;
+        let mut spin = self.spin.load(Ordering::Relaxed) as u64;
+        let mut pushed = 0usize;
+        let mut remote = false;
+        self.each(|ep| {
+            pushed = pushed.wrapping_add(ep.pushed());
+            remote |= ep.remote_work();
+        });
+        // Peers on this hart get it when we handed them work; otherwise work of ours running
+        // on another hart is worth a short poll (a Wait would cost a switch and a wake-up).
+        if spin == 0 && remote && self.last_pushed.replace(pushed) == pushed {
+            spin = REMOTE_SPIN_CYCLES as u64;
+        }
+        self.last_pushed.set(pushed);
         if spin > 0 {
             // Polling phase: our flags stay "awake", so a busy peer sends nothing.
             let t0 = cycles();
@@ -164,6 +198,7 @@ impl Park for ThreadPark {
     fn poll_busy(&self) {
         // The executor has not idled for a while: collect replies and wake dispatchers whose
         // rings have work, as an idle park would (without announcing anything).
+        self.each(|ep| ep.flush());
         self.check_all();
     }
 
