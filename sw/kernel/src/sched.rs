@@ -371,11 +371,23 @@ fn choose() -> *mut Tcb {
 pub fn exit_to_user() -> ! {
     let next = choose();
     if next.is_null() {
+        // Let the lock go before the idle loop's first look: a partner this entry woke on
+        // another hart (cross-hart IPC) is already waiting for it, and our look then runs
+        // while that partner is back in user mode instead of before it gets there.
         lock::release();
         idle_loop()
     }
     // SAFETY: chosen threads are live.
     run(unsafe { &mut *next })
+}
+
+/// Leave the kernel into this hart's current thread without choosing (the IPC fastpath made
+/// it current with `switch_direct` after checking that nothing ready here outranks it).
+pub fn run_current() -> ! {
+    let cur = hs(this_hart()).current;
+    debug_assert!(!cur.is_null());
+    // SAFETY: the current thread is live.
+    run(unsafe { &mut *cur })
 }
 
 fn run(t: &mut Tcb) -> ! {

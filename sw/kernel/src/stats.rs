@@ -15,9 +15,13 @@ static COUNTERS: [Row; MAX_HARTS] = [ROW; MAX_HARTS];
 /// Bytes of retyped objects alive (under the kernel lock, but kept atomic for simplicity).
 static OBJECT_BYTES: AtomicI64 = AtomicI64::new(0);
 
+/// Only this hart writes its row, so a plain load and store (no `amoadd`: an AMO waits for
+/// the store buffer and the D$ on Rocket, and this is on every kernel entry) cannot lose a
+/// count; readers on other harts see each store whole.
+#[inline(always)]
 pub fn count(which: usize) {
-    let hart = crate::percpu::this().hart;
-    COUNTERS[hart].0[which].fetch_add(1, Ordering::Relaxed);
+    let c = &COUNTERS[crate::percpu::this().hart].0[which];
+    c.store(c.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
 }
 
 pub fn object_bytes_made(n: u64) {

@@ -35,9 +35,12 @@ pub extern "C" fn user_trap(ctx: &mut UserContext) -> ! {
         if scause == EXC_ECALL_U {
             me.restart_pc = me.ctx.sepc;
             me.ctx.sepc += 4;
-            if !crate::fastpath::try_fastpath(me) {
-                handle_syscall(me);
+            if crate::fastpath::try_fastpath(me) {
+                // The partner is current and nothing here outranks it (the fastpath checked):
+                // straight out, no scheduler decision to make.
+                sched::run_current()
             }
+            handle_syscall(me);
         } else {
             fault::exception(me, scause, stval);
         }

@@ -9,6 +9,10 @@ const ROUNDS: usize = 1000;
 /// Where `round_trip_other_space` leaves its figures in `BENCH`.
 pub const B_OTHER_SPACE: usize = 16;
 pub const B_OTHER_SPACE_ENTRIES: usize = 17;
+/// Kernel entries (all harts) per cross-hart round trip, x100.
+pub const B_CROSS_ENTRIES: usize = 19;
+/// Kernel entries (all harts) per same-hart round trip, x100.
+pub const B_SAME_ENTRIES: usize = 20;
 
 /// Region ids of the round trips for the RTL profiler (hw/sim/README.md): each measured Call is
 /// bracketed, so the harness prints cycles per round trip and `+profile-region=ID` profiles them.
@@ -44,7 +48,10 @@ pub fn fastpath(env: &mut Env) -> TResult {
     ping::<REGION_WARMUP>(b, 10)?;
     let (c0, r0, s0) =
         (syscall::debug_stat(stat::FASTPATH_CALL), syscall::debug_stat(stat::FASTPATH_REPLY_RECV), syscall::debug_stat(stat::SLOWPATH_IPC));
+    let e0 = syscall::debug_stat(stat::KERNEL_ENTRIES);
     let cycles = ping::<REGION_SAME_HART>(b, ROUNDS)?;
+    let e1 = syscall::debug_stat(stat::KERNEL_ENTRIES);
+    BENCH[B_SAME_ENTRIES].store((e1 - e0).saturating_sub(1) * 100 / ROUNDS, Ordering::SeqCst);
     let (c1, r1, s1) =
         (syscall::debug_stat(stat::FASTPATH_CALL), syscall::debug_stat(stat::FASTPATH_REPLY_RECV), syscall::debug_stat(stat::SLOWPATH_IPC));
     BENCH[0].store(cycles, Ordering::SeqCst);
@@ -62,8 +69,12 @@ pub fn round_trip(env: &mut Env) -> TResult {
     let ep = env.alloc_cap(o::ENDPOINT)?;
     env.spawn_on(ping_server, ep, 255, other)?;
     ping::<REGION_WARMUP>(ep, 10)?;
+    let e0 = syscall::debug_stat(stat::KERNEL_ENTRIES);
     let cycles = ping::<REGION_CROSS_HART>(ep, ROUNDS)?;
+    let e1 = syscall::debug_stat(stat::KERNEL_ENTRIES);
     BENCH[1].store(cycles, Ordering::SeqCst);
+    // The DebugStat call that reads e1 is an entry too.
+    BENCH[B_CROSS_ENTRIES].store((e1 - e0).saturating_sub(1) * 100 / ROUNDS, Ordering::SeqCst);
     Ok(())
 }
 

@@ -8,7 +8,7 @@
 //! SoC) and fails at once, before any user-interrupt instruction, if the kernel offers neither.
 //! The root task executes `uipi`/CSR instructions only after a registration succeeded, so a
 //! kernel without the feature fails these tests instead of faulting the root task.
-use crate::env::{rdcycle, Entry, Env, Fail, TResult, Thread, ThreadCfg, BENCH, CNODE, ROOT_DEPTH, ROOT_TCB};
+use crate::env::{rdcycle, wall_cycles, Entry, Env, Fail, TResult, Thread, ThreadCfg, BENCH, CNODE, ROOT_DEPTH, ROOT_TCB};
 use abi::{error as e, object as o, stat, uintr as u, MessageInfo};
 use core::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use userlib::invoke::rights;
@@ -50,6 +50,10 @@ pub const B_NTFN_ONE_WAY: usize = 7;
 pub const B_NTFN_ROUND_TRIP: usize = 8;
 pub const B_MODE: usize = 9;
 pub const B_ROUNDS: usize = 10;
+/// Kernel entries (all harts) per Signal/Wait ping-pong round trip, x100.
+pub const B_NTFN_ENTRIES: usize = 18;
+/// Profiler region of each measured Signal/Wait round trip (hw/sim/README.md).
+pub const REGION_NTFN: u16 = 14;
 
 /// How long to wait for something that should happen, in cycles: on QEMU the counter runs at
 /// the host's clock and a loaded host can stall a hart for a long time (2^34: ~6 s); on our
@@ -1209,17 +1213,25 @@ fn bench_inner(env: &mut Env, c: &mut Cleanup) -> TResult {
     }
     let ping_back = KPING[0].load(SeqCst);
     env.spawn_on(ntfn_pong, 0, 255, other)?;
-    let mut t0 = 0;
+    // Wall clock, not rdcycle: this hart sleeps in wfi (its counter stops) while it waits.
+    let (mut t0, mut e0) = (0, 0);
+    let signal = KPING[1].load(SeqCst);
     for i in 0..BENCH_WARMUP + BENCH_ROUNDS {
         if i == BENCH_WARMUP {
-            t0 = rdcycle();
+            e0 = syscall::debug_stat(stat::KERNEL_ENTRIES);
+            t0 = wall_cycles();
         }
-        syscall::signal(KPING[1].load(SeqCst));
+        userlib::marker::begin::<REGION_NTFN>();
+        syscall::signal(signal);
         syscall::wait(ping_back);
+        userlib::marker::end::<REGION_NTFN>();
     }
-    let ntfn_rt = (rdcycle() - t0) / BENCH_ROUNDS;
+    let ntfn_rt = (wall_cycles() - t0) / BENCH_ROUNDS;
+    // The DebugStat call that reads e1 is an entry too.
+    let e1 = syscall::debug_stat(stat::KERNEL_ENTRIES).saturating_sub(1);
     BENCH[B_NTFN_ROUND_TRIP].store(ntfn_rt, SeqCst);
     BENCH[B_NTFN_ONE_WAY].store(ntfn_rt / 2, SeqCst);
+    BENCH[B_NTFN_ENTRIES].store((e1 - e0) * 100 / BENCH_ROUNDS, SeqCst);
     Ok(())
 }
 

@@ -146,26 +146,46 @@ fn wake(me: &mut Tcb) -> (usize, usize) {
     (0, ran)
 }
 
-/// Handlers this hart serves, as pointers (the list may change while we run requests). An
-/// idle hart also takes over handlers given to a busy hart that has not served them yet.
-fn mine(h: usize) -> heapless::Vec<*mut Tcb, MAX_SERVED> {
+type Served = heapless::Vec<*mut Tcb, MAX_SERVED>;
+
+/// Whether handler `t` is hart `h`'s to serve (`idle`: `h` runs no thread): given to it, or,
+/// for an idle hart, given to a busy hart that has not served it yet.
+fn is_mine(t: &Tcb, h: usize, idle: bool) -> bool {
+    t.asys.run == Some(h) || (idle && t.asys.run.is_some_and(|x| x != h && !sched::current_of(x).is_null()))
+}
+
+/// Whether hart `h` has any handler to serve: the idle loop and every exit from it ask this
+/// first, under the lock, so a hart with none pays a walk of the (usually empty) list and
+/// nothing else (building the lists below moves kilobytes; under the lock that held up the
+/// other side of every cross-hart IPC).
+fn any_mine(h: usize) -> bool {
+    if super::handlers() == 0 {
+        return false;
+    }
     let idle = sched::current_of(h).is_null();
-    let mut v = heapless::Vec::new();
+    let mut any = false;
+    super::for_each(|t| any |= is_mine(t, h, idle));
+    any
+}
+
+/// Handlers this hart serves, as pointers (the list may change while we run requests), into
+/// `v`. An idle hart also takes over handlers given to a busy hart that has not served them.
+fn mine(h: usize, v: &mut Served) {
+    let idle = sched::current_of(h).is_null();
     super::for_each(|t| {
-        let adopt = idle && t.asys.run.is_some_and(|x| x != h && !sched::current_of(x).is_null());
-        if (t.asys.run == Some(h) || adopt) && v.push(t as *mut Tcb).is_ok() {
+        if is_mine(t, h, idle) && v.push(t as *mut Tcb).is_ok() {
             t.asys.run = Some(h);
         }
     });
-    v
 }
 
-/// Run one batch of each of this hart's handlers; Some(t) for one still awake with nothing to
-/// do (to poll), and whether any made progress.
-fn serve_batch(h: usize) -> (bool, heapless::Vec<*mut Tcb, MAX_SERVED>) {
+/// Run one batch of each of this hart's handlers; into `idle` the ones still awake with
+/// nothing to do (to poll); true if any made progress.
+fn serve_batch(h: usize, idle: &mut Served) -> bool {
     let mut progressed = false;
-    let mut idle = heapless::Vec::new();
-    for p in mine(h) {
+    let mut list = Served::new();
+    mine(h, &mut list);
+    for p in list {
         // Running an earlier handler's requests may have deleted this thread.
         if !super::is_registered(p) {
             continue;
@@ -187,7 +207,7 @@ fn serve_batch(h: usize) -> (bool, heapless::Vec<*mut Tcb, MAX_SERVED>) {
             Drained::Closed => {}
         }
     }
-    (progressed, idle)
+    progressed
 }
 
 /// An IPI said "handler" (lock held). An idle hart leaves it to its idle loop; a busy one runs
@@ -196,7 +216,8 @@ pub fn on_mail(cpu: &PerCpu) {
     if !lock::held() || sched::current_of(cpu.hart).is_null() {
         return;
     }
-    let (progressed, idle) = serve_batch(cpu.hart);
+    let mut idle = Served::new();
+    let progressed = serve_batch(cpu.hart, &mut idle);
     let mut more = progressed;
     for p in idle {
         if super::is_registered(p) {
@@ -213,7 +234,11 @@ pub fn on_mail(cpu: &PerCpu) {
 /// loop should look again at once (work done, or polling saw something).
 pub fn on_idle(cpu: &PerCpu) -> bool {
     let h = cpu.hart;
-    let (progressed, idle) = serve_batch(h);
+    if !any_mine(h) {
+        return false;
+    }
+    let mut idle = Served::new();
+    let progressed = serve_batch(h, &mut idle);
     if progressed {
         return true;
     }
@@ -275,8 +300,13 @@ fn poll(cpu: &PerCpu, watch: &[(*const AtomicU64, u64)]) -> bool {
 /// for this one to serve between the thread's instructions, through a self-IPI).
 pub fn leaving_idle(cpu: &PerCpu) {
     let h = cpu.hart;
+    if !any_mine(h) {
+        return;
+    }
     let mut self_mail = false;
-    for p in mine(h) {
+    let mut list = Served::new();
+    mine(h, &mut list);
+    for p in list {
         // SAFETY: listed, hence live.
         let t = unsafe { &mut *p };
         if sleep(t, false) {
