@@ -87,13 +87,42 @@ pub fn save_on_trap(t: *mut Tcb) {
     c.sie = (c.sie & !c.sideleg) | u.uie;
 }
 
+/// Whether `u` holds nothing the kernel gave it: no receiver slot, no sender table, nothing
+/// delegated, no device sources. Such a thread's state is only its seven U-CSRs.
+#[inline(always)]
+fn plain(u: &super::ThreadState) -> bool {
+    u.slot == 0 && u.table == 0 && u.sideleg == 0 && u.ueip == 0
+}
+
 /// On the way to user mode with `t` on this hart.
 pub fn switch_to(t: &mut Tcb) {
     let h = this_hart();
     let owner = owner_of(h);
-    if !core::ptr::eq(*owner, t) || t.uintr.loaded_on as usize != h + 1 {
-        // SAFETY: an owner is live (tcb_destroyed clears it).
-        if let Some(prev) = unsafe { owner.as_mut() } {
+    if core::ptr::eq(*owner, t) && t.uintr.loaded_on as usize == h + 1 {
+        if super::hardware() {
+            park::set_active(h, t.uintr.sideleg & USIP == 0);
+        } else {
+            super::emulate::inject(t);
+        }
+        return;
+    }
+    // SAFETY: an owner is live (tcb_destroyed clears it). One that has since been loaded on
+    // another hart is that hart's to release.
+    let prev = unsafe { owner.as_mut() }.filter(|p| p.uintr.loaded_on as usize == h + 1);
+    if super::hardware() && plain(&t.uintr) && prev.as_ref().is_none_or(|p| plain(&p.uintr)) {
+        // The common switch (IPC between threads that use no user interrupts): nothing to
+        // release, no slot to route; only U-CSRs that differ are written (usually none).
+        if let Some(p) = prev {
+            p.uintr.loaded_on = 0;
+        }
+        load_csrs(t, h);
+        t.uintr.loaded_on = h as u8 + 1;
+        *owner = t;
+        park::set_active(h, true);
+        return;
+    }
+    {
+        if let Some(prev) = prev {
             release(prev);
         }
         if super::hardware() {
@@ -118,7 +147,7 @@ pub fn on_idle() {
     let h = this_hart();
     let owner = owner_of(h);
     // SAFETY: as above.
-    if let Some(prev) = unsafe { owner.as_mut() } {
+    if let Some(prev) = unsafe { owner.as_mut() }.filter(|p| p.uintr.loaded_on as usize == h + 1) {
         release(prev);
     }
     *owner = null_mut();
@@ -143,6 +172,7 @@ pub fn release(t: &mut Tcb) {
     t.uintr.loaded_on = 0;
 }
 
+#[inline(always)]
 fn load_csrs(t: &Tcb, h: usize) {
     let u = &t.uintr;
     let c = csrs_of(h);
@@ -170,6 +200,7 @@ fn load_csrs(t: &Tcb, h: usize) {
 }
 
 /// Make the hart's CSRs hold `want`, writing only the ones that differ.
+#[inline(always)]
 fn apply(c: &mut Csrs, want: Csrs) {
     macro_rules! put {
         ($csr:expr, $f:ident) => {
