@@ -100,8 +100,12 @@ pub fn enter_user(ctx: &mut UserContext) -> ! {
     ctx.percpu = cpu as *const _ as usize;
     const SPP: usize = 1 << 8;
     const SPIE: usize = 1 << 5;
-    csrc!("sstatus", SPP | SSTATUS_SIE);
-    csrs!("sstatus", SPIE);
+    // A CSR write to sstatus flushes Rocket's pipeline; after a trap from user mode the bits
+    // are already right (SPP = U, SIE = 0, SPIE = 1), so only other ways here write them.
+    if csrr!("sstatus") & (SPP | SSTATUS_SIE | SPIE) != SPIE {
+        csrc!("sstatus", SPP | SSTATUS_SIE);
+        csrs!("sstatus", SPIE);
+    }
     // SAFETY: ctx describes a user thread whose address space is active on this hart.
     unsafe { return_to_user(ctx) }
 }
