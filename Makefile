@@ -40,7 +40,7 @@
 #                    also for sim-uintr and bench-lock; scripts/profile.py reads it;
 #                    DEBUG=1: debug module + JTAG for OpenOCD/GDB, port printed, hw/sim/README.md)
 #   make profile-ipc  where the cycles of a Call+ReplyRecv round trip go, per category and function
-#                   (4-hart RTL; IPC=same|other|cross; build/bench/profile-ipc-*.txt, folded stacks)
+#                   (4-hart RTL; IPC=same|other|cross|ntfn; build/bench/profile-ipc-*.txt, folded stacks)
 #   make bitstream  FPGA flow (hw/fpga): everything up to Vivado, then Vivado where installed
 #   make flash      FLASH=sd|jtag: put bitstream and image on the board (hw/fpga/README.md)
 #   make deps       install toolchains and packages (idempotent)
@@ -353,11 +353,12 @@ bench-lock: | $(DEPS_DONE)
 # alone on the 4-hart RTL, profiled inside its round-trip region (t_bench.rs) and symbolized
 # before the full suite is rebuilt. IPC=same: fastpath_call_replyrecv (region 11, the client's
 # hart); IPC=other: the same across address spaces (region 13); IPC=cross: bench_round_trip
-# (region 12, every hart while it is open).
+# (region 12, every hart while it is open); IPC=ntfn: uintr_bench's kernel-forwarded
+# Signal/Wait ping-pong across harts (region 14, every hart).
 IPC ?= same
 IPC_PROF := $(BUILD)/bench/profile-ipc-$(IPC)
-IPC_TEST = $(if $(filter cross,$(IPC)),bench_round_trip,$(if $(filter other,$(IPC)),bench_round_trip_other_space,fastpath_call))
-IPC_REGION = $(if $(filter cross,$(IPC)),12 +profile-region-any,$(if $(filter other,$(IPC)),13,11))
+IPC_TEST = $(if $(filter cross,$(IPC)),bench_round_trip,$(if $(filter other,$(IPC)),bench_round_trip_other_space,$(if $(filter ntfn,$(IPC)),uintr_bench,fastpath_call)))
+IPC_REGION = $(if $(filter cross,$(IPC)),12 +profile-region-any,$(if $(filter other,$(IPC)),13,$(if $(filter ntfn,$(IPC)),14 +profile-region-any,11)))
 profile-ipc: | $(DEPS_DONE)
 	KTEST_ONLY=$(IPC_TEST) $(MAKE) --no-print-directory sw
 	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
