@@ -9,7 +9,7 @@
 #   make run-tests  the kernel test suite as the root task under QEMU, 4 harts (GDB=1 as above)
 #   make test       every test: host units, QEMU boots, FPGA flow checks, UINTC units,
 #                   bare-metal RTL tests of the cores, the image's boot on the 4-core RTL
-#   make lint       clippy (warnings are errors) on host, target and PC-client code; part of make test
+#   make lint       rustfmt check and clippy (warnings are errors) on host, target and PC-client code; part of make test
 #   make sw         firmware, kernel and the bootable images only
 #   make fuzz       the kernel fuzzer alone on QEMU (SEED=n COUNT=steps per thread)
 #   make leak       create/destroy cycles of every object kind alone on QEMU (COUNT=cycles)
@@ -274,11 +274,13 @@ run-tests: sw
 test: lint test-host test-nofp test-boot test-net test-rtl test-sim test-fpga test-hw test-nic
 	@echo "make test: all passed"
 
-# Lint gate: clippy with every warning an error, on the host workspace (tests included), on the
+# Lint gate: rustfmt (rustfmt.toml) and clippy with every warning an error, on the host workspace (tests included), on the
 # target binaries as they are built, and on the PC load client. The toolchain is pinned
 # (rust-toolchain.toml), so a new clippy lint arrives only when the pin moves.
 TARGET_CRATES := firmware kernel roottask kernel-tests hello-proc ipc-bench mem-server net-server tcp-server net-system
 lint: | $(DEPS_DONE)
+	$(CARGO) fmt --manifest-path sw/Cargo.toml --all --check
+	$(CARGO) fmt --manifest-path tools/loadgen/Cargo.toml --all --check
 	$(CARGO) clippy $(CARGO_FLAGS) --workspace --all-targets -- -D warnings
 	$(CARGO) clippy $(CARGO_FLAGS) --release --target $(RUST_TARGET) $(addprefix -p ,$(TARGET_CRATES)) -- -D warnings
 	CARGO_TARGET_DIR=$(BUILD)/cargo-loadgen $(CARGO) clippy --manifest-path tools/loadgen/Cargo.toml --locked --all-targets -- -D warnings

@@ -52,8 +52,8 @@ macro_rules! probe_read {
     }};
 }
 
-pub(crate) use {probe_read, probe_write};
 pub(crate) use ::csr::{csrc, csrr, csrs, csrw};
+pub(crate) use {probe_read, probe_write};
 
 // mstatus fields
 pub const MSTATUS_SIE: usize = 1 << 1;

@@ -94,5 +94,7 @@ pub fn enter_supervisor(hart: usize, addr: usize, arg: usize) -> ! {
 /// which must never return into the trap frame of the ecall that asked for it).
 pub fn reset_stack_and_call(hart: usize, f: extern "C" fn(usize) -> !) -> ! {
     // SAFETY: nothing on the current stack is needed any more.
-    unsafe { core::arch::asm!("mv sp, {top}", "jr {f}", top = in(reg) stack_top(hart), f = in(reg) f, in("a0") hart, options(noreturn)) }
+    unsafe {
+        core::arch::asm!("mv sp, {top}", "jr {f}", top = in(reg) stack_top(hart), f = in(reg) f, in("a0") hart, options(noreturn))
+    }
 }

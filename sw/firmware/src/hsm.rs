@@ -57,11 +57,7 @@ pub fn start(hart: usize, addr: usize, opaque: usize) -> SbiRet {
     let slot = &HARTS[hart];
     slot.start_addr.store(addr, Ordering::Relaxed);
     slot.opaque.store(opaque, Ordering::Relaxed);
-    if slot
-        .state
-        .compare_exchange(hsm::STOPPED, hsm::START_PENDING, Ordering::AcqRel, Ordering::Acquire)
-        .is_err()
-    {
+    if slot.state.compare_exchange(hsm::STOPPED, hsm::START_PENDING, Ordering::AcqRel, Ordering::Acquire).is_err() {
         return SbiRet::err(error::ALREADY_AVAILABLE);
     }
     clint::set_msip(hart, true);

@@ -17,7 +17,10 @@ static MAILBOX: [AtomicUsize; entry::MAX_HARTS] = [const { AtomicUsize::new(0) }
 pub fn send(mask: HartMask, op: usize) -> SbiRet {
     let me = csr::csrr!("mhartid");
     let targets = || (0..entry::MAX_HARTS).filter(move |&h| mask.contains(h) && hsm::present(h));
-    if mask.base != usize::MAX && mask.mask != 0 && (mask.base >= entry::MAX_HARTS || !hsm::present(mask.base + mask.mask.trailing_zeros() as usize)) {
+    if mask.base != usize::MAX
+        && mask.mask != 0
+        && (mask.base >= entry::MAX_HARTS || !hsm::present(mask.base + mask.mask.trailing_zeros() as usize))
+    {
         return SbiRet::err(error::INVALID_PARAM);
     }
     for h in targets() {

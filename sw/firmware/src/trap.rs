@@ -83,7 +83,8 @@ fn emulate_rdtime(f: &mut TrapFrame) -> bool {
     }
     let insn = csrr!("mtval") as u32;
     let rd = ((insn >> 7) & 0x1f) as usize;
-    let is_csrrs_time = insn & 0x7f == 0x73 && (insn >> 12) & 0x7 == 2 && (insn >> 15) & 0x1f == 0 && insn >> 20 == 0xc01;
+    let is_csrrs_time =
+        insn & 0x7f == 0x73 && (insn >> 12) & 0x7 == 2 && (insn >> 15) & 0x1f == 0 && insn >> 20 == 0xc01;
     if !is_csrrs_time {
         return false;
     }

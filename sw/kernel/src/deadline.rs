@@ -263,7 +263,9 @@ pub fn check(violation: &mut dyn FnMut(core::fmt::Arguments)) {
         if t.deadline.queued {
             match flagged.get_mut(t.deadline.hart as usize) {
                 Some(n) => *n += 1,
-                None => violation(format_args!("tcb {:#x}: deadline on hart {} (no such list)", t.pa(), t.deadline.hart)),
+                None => {
+                    violation(format_args!("tcb {:#x}: deadline on hart {} (no such list)", t.pa(), t.deadline.hart))
+                }
             }
         }
     });
@@ -278,10 +280,21 @@ pub fn check(violation: &mut dyn FnMut(core::fmt::Arguments)) {
             let t = unsafe { &*p };
             let d = &t.deadline;
             if !d.queued || d.hart as usize != h || d.prev != prev {
-                violation(format_args!("deadline list of hart {h}: tcb {:#x} not linked as listed here (queued {}, hart {})", t.pa(), d.queued, d.hart));
+                violation(format_args!(
+                    "deadline list of hart {h}: tcb {:#x} not linked as listed here (queued {}, hart {})",
+                    t.pa(),
+                    d.queued,
+                    d.hart
+                ));
             }
             if d.at == 0 || d.at < last_at || d.vector as usize > MAX_VECTOR {
-                violation(format_args!("deadline list of hart {h}: tcb {:#x} at {} after {}, vector {}", t.pa(), d.at, last_at, d.vector));
+                violation(format_args!(
+                    "deadline list of hart {h}: tcb {:#x} at {} after {}, vector {}",
+                    t.pa(),
+                    d.at,
+                    last_at,
+                    d.vector
+                ));
             }
             last_at = d.at;
             prev = p;
@@ -289,11 +302,20 @@ pub fn check(violation: &mut dyn FnMut(core::fmt::Arguments)) {
             n += 1;
         }
         if prev != l.tail || n != l.len || n != flagged[h] {
-            violation(format_args!("deadline list of hart {h}: {n} entries walked, {} recorded, {} threads say they are on it, tail ok {}", l.len, flagged[h], prev == l.tail));
+            violation(format_args!(
+                "deadline list of hart {h}: {n} entries walked, {} recorded, {} threads say they are on it, tail ok {}",
+                l.len,
+                flagged[h],
+                prev == l.tail
+            ));
         }
         let want = if l.head.is_null() { u64::MAX } else { unsafe { (*l.head).deadline.at } };
         if arch::timer::earliest(h) != want {
-            violation(format_args!("hart {h}'s timer expects deadline {} but its list's head is {}", arch::timer::earliest(h), want));
+            violation(format_args!(
+                "hart {h}'s timer expects deadline {} but its list's head is {}",
+                arch::timer::earliest(h),
+                want
+            ));
         }
     }
 }

@@ -3,7 +3,7 @@
 //! ready here. Then the kernel hands the message over and switches threads directly, with no
 //! queue or scheduler work. Everything else takes the slow path in `syscall`.
 use crate::ipc::{A0, A1};
-use crate::object::endpoint::{EpState, Endpoint, unlink};
+use crate::object::endpoint::{unlink, Endpoint, EpState};
 use crate::object::notification::{Notification, NtfnState};
 use crate::object::tcb::{self, Fault, State, Tcb};
 use crate::object::{at, set_reply};

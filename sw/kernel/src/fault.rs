@@ -23,7 +23,11 @@ pub fn raise(me: &mut Tcb, f: Fault) {
     match tcb::lookup_cap_of(me, me.fault_ep).map(|c| c.0) {
         Some(Cap::Endpoint { obj, badge, rights }) if rights.write && (rights.grant || rights.grant_reply) => {
             // The faulting thread Calls the handler; registers stay as they were.
-            endpoint::send(me, obj, SendArgs { badge, can_grant: rights.grant, can_grant_reply: true, is_call: true, blocking: true });
+            endpoint::send(
+                me,
+                obj,
+                SendArgs { badge, can_grant: rights.grant, can_grant_reply: true, is_call: true, blocking: true },
+            );
         }
         _ => {
             kprintln!(

@@ -26,8 +26,8 @@
 //! (a table or mapping vouched for by a cap outside the scope) it does not judge, and the full
 //! check, run every so often and at the end, covers that.
 use crate::kcell::KCell;
-use crate::object::{asid, at, tcb, KSlots};
 use crate::kprintln;
+use crate::object::{asid, at, tcb, KSlots};
 use abi::layout::USER_TOP;
 use caps::{cap::PT_ROOT, cdt, Cap, SlotRef, Slots, NO_SLOT};
 use sv39::{Pte, ENTRIES};
@@ -63,8 +63,16 @@ struct Tables {
     truncated: bool,
 }
 
-static TABLES: KCell<Tables> =
-    KCell::new(Tables { cnodes: [(0, 0); MAX_CNODES], ncnodes: 0, objs: [Obj { base: 0, len: 0, kind: 0, size_bits: 0, mapped: None }; MAX_OBJECTS], nobjs: 0, tables: [0; MAX_TABLES], ntables: 0, tcbs: None, truncated: false });
+static TABLES: KCell<Tables> = KCell::new(Tables {
+    cnodes: [(0, 0); MAX_CNODES],
+    ncnodes: 0,
+    objs: [Obj { base: 0, len: 0, kind: 0, size_bits: 0, mapped: None }; MAX_OBJECTS],
+    nobjs: 0,
+    tables: [0; MAX_TABLES],
+    ntables: 0,
+    tcbs: None,
+    truncated: false,
+});
 
 /// What a check found.
 pub struct Report {
@@ -157,7 +165,10 @@ fn visit_slot(c: &mut Checker, tb: &mut Tables, s: SlotRef) {
     let slot = KSlots.get(s);
     if slot.cap.is_null() {
         if slot.mdb.prev != NO_SLOT || slot.mdb.next != NO_SLOT {
-            c.violation(format_args!("empty slot {s:#x} is linked (prev {:#x}, next {:#x})", slot.mdb.prev, slot.mdb.next));
+            c.violation(format_args!(
+                "empty slot {s:#x} is linked (prev {:#x}, next {:#x})",
+                slot.mdb.prev, slot.mdb.next
+            ));
         }
         return;
     }
@@ -165,13 +176,23 @@ fn visit_slot(c: &mut Checker, tb: &mut Tables, s: SlotRef) {
     if slot.mdb.prev != NO_SLOT {
         let p = KSlots.get(slot.mdb.prev);
         if p.mdb.next != s || p.cap.is_null() {
-            c.violation(format_args!("slot {s:#x}: prev {:#x} does not link back (its next {:#x}, empty {})", slot.mdb.prev, p.mdb.next, p.cap.is_null()));
+            c.violation(format_args!(
+                "slot {s:#x}: prev {:#x} does not link back (its next {:#x}, empty {})",
+                slot.mdb.prev,
+                p.mdb.next,
+                p.cap.is_null()
+            ));
         }
     }
     if slot.mdb.next != NO_SLOT {
         let n = KSlots.get(slot.mdb.next);
         if n.mdb.prev != s || n.cap.is_null() {
-            c.violation(format_args!("slot {s:#x}: next {:#x} does not link back (its prev {:#x}, empty {})", slot.mdb.next, n.mdb.prev, n.cap.is_null()));
+            c.violation(format_args!(
+                "slot {s:#x}: next {:#x} does not link back (its prev {:#x}, empty {})",
+                slot.mdb.next,
+                n.mdb.prev,
+                n.cap.is_null()
+            ));
         }
     }
     if let Cap::Untyped { base, size_bits, free_index, .. } = slot.cap {
@@ -235,7 +256,9 @@ fn check_sender_tables(c: &mut Checker, tb: &Tables, full: bool) {
             }
             let ok = matches!(KSlots.get(slot).cap, Cap::Notification { obj, uintr, .. } if obj == ntfn && uintr == table | i as u64);
             if !ok {
-                c.violation(format_args!("sender table {table:#x}: entry {i} (notification {ntfn:#x}) is not held by the cap in {slot:#x}"));
+                c.violation(format_args!(
+                    "sender table {table:#x}: entry {i} (notification {ntfn:#x}) is not held by the cap in {slot:#x}"
+                ));
             }
         }
         if n != used as usize {
@@ -369,16 +392,22 @@ fn walk(c: &mut Checker, objs: &[Obj], asid: u16, table: u64, level: u32, va_bas
         let pa = pte.pa() as u64;
         if pte.is_leaf() {
             let bits = 12 + 9 * level as u8;
-            let ok = caps_at(objs, pa).iter().any(|o| o.kind == FRAME_KIND && o.size_bits == bits && o.mapped == Some((asid, va)));
+            let ok = caps_at(objs, pa)
+                .iter()
+                .any(|o| o.kind == FRAME_KIND && o.size_bits == bits && o.mapped == Some((asid, va)));
             if !ok {
-                c.violation(format_args!("ASID {asid}: page {pa:#x} at {va:#x} (level {level}) has no frame cap recording it"));
+                c.violation(format_args!(
+                    "ASID {asid}: page {pa:#x} at {va:#x} (level {level}) has no frame cap recording it"
+                ));
             }
         } else if level == 0 {
             c.violation(format_args!("ASID {asid}: level-0 entry at {va:#x} points to a table"));
         } else {
             let ok = caps_at(objs, pa).iter().any(|o| o.kind == PT_KIND && o.mapped == Some((asid, va)));
             if !ok {
-                c.violation(format_args!("ASID {asid}: table {pa:#x} at {va:#x} (level {level}) has no page-table cap recording it"));
+                c.violation(format_args!(
+                    "ASID {asid}: table {pa:#x} at {va:#x} (level {level}) has no page-table cap recording it"
+                ));
                 continue;
             }
             walk(c, objs, asid, pa, level - 1, va);

@@ -1,7 +1,14 @@
 //! Messages: message registers (a2..a5, then the IPC buffer), decoding an invocation, and the
 //! transfer of a message (and capabilities) from one thread to another.
-use crate::object::{at, tcb::{self, Tcb}, KSlots};
-use abi::{ipc::{IpcBuffer, MSG_MAX_EXTRA_CAPS, MSG_MAX_LENGTH, MSG_REGISTERS}, MessageInfo};
+use crate::object::{
+    at,
+    tcb::{self, Tcb},
+    KSlots,
+};
+use abi::{
+    ipc::{IpcBuffer, MSG_MAX_EXTRA_CAPS, MSG_MAX_LENGTH, MSG_REGISTERS},
+    MessageInfo,
+};
 use caps::{Cap, Error, SlotRef};
 
 pub const A0: usize = 10;
@@ -48,7 +55,11 @@ pub fn max_length(t: &Tcb) -> usize {
     if let Some(n) = crate::asyscall::mrs::max_length(t) {
         return n;
     }
-    if buffer(t).is_some() { MSG_MAX_LENGTH } else { MSG_REGISTERS }
+    if buffer(t).is_some() {
+        MSG_MAX_LENGTH
+    } else {
+        MSG_REGISTERS
+    }
 }
 
 /// A decoded invocation: label, length and the extra caps (looked up in the caller's CSpace).
@@ -146,7 +157,8 @@ pub fn transfer(from: &mut Tcb, to: &mut Tcb, badge: u64, grant: bool, ep: u64) 
             dst.msg[MSG_REGISTERS..len].copy_from_slice(&src.msg[MSG_REGISTERS..len]);
         }
     }
-    let (extra, unwrapped) = if grant && info.extra_caps > 0 { transfer_caps(from, to, info.extra_caps, ep) } else { (0, 0) };
+    let (extra, unwrapped) =
+        if grant && info.extra_caps > 0 { transfer_caps(from, to, info.extra_caps, ep) } else { (0, 0) };
     to.ctx.regs[A0] = badge as usize;
     to.ctx.regs[A1] = MessageInfo::new(info.label, unwrapped, extra, len).to_word();
 }

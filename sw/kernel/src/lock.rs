@@ -88,7 +88,11 @@ fn wake_holder_of(ticket: usize) {
 
 /// The longest hold so far (cycles of the holding hart), optionally starting over.
 pub fn max_hold(reset: bool) -> u64 {
-    if reset { MAX_HOLD.swap(0, Ordering::Relaxed) } else { MAX_HOLD.load(Ordering::Relaxed) }
+    if reset {
+        MAX_HOLD.swap(0, Ordering::Relaxed)
+    } else {
+        MAX_HOLD.load(Ordering::Relaxed)
+    }
 }
 
 /// This hart holds the lock (for assertions).

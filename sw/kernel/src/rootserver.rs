@@ -4,7 +4,10 @@
 use crate::mm::{self, frames};
 use crate::object::{self, asid, tcb, vspace, KSlots};
 use crate::{kprintln, sched};
-use abi::bootinfo::{device_kind, BootInfo, DeviceDesc, Modules as BootModules, SlotRegion, UntypedDesc, MAX_MODULES, MAX_UNTYPEDS, MODULES_VADDR};
+use abi::bootinfo::{
+    device_kind, BootInfo, DeviceDesc, Modules as BootModules, SlotRegion, UntypedDesc, MAX_MODULES, MAX_UNTYPEDS,
+    MODULES_VADDR,
+};
 use abi::{init_cap, layout, object::MAX_UNTYPED_BITS};
 use caps::{cap::PT_ROOT, Cap, Mdb, Rights, Slot, Slots};
 use devtree::Region;
@@ -65,7 +68,12 @@ impl Root {
         Ok(i)
     }
     /// Map a fresh frame at `va` and record its cap (mapped) in the root CNode.
-    fn map_new(&mut self, va: usize, flags: Flags, paging: &mut heapless::Vec<(u64, u64), 64>) -> Result<u64, LoadError> {
+    fn map_new(
+        &mut self,
+        va: usize,
+        flags: Flags,
+        paging: &mut heapless::Vec<(u64, u64), 64>,
+    ) -> Result<u64, LoadError> {
         let pa = frames::alloc_zeroed().ok_or(LoadError::OutOfMemory)? as u64;
         let mut err = false;
         vspace::boot_map(self.vspace, va, pa as usize, flags, &mut |level| {
@@ -106,7 +114,8 @@ fn load_elf(root: &mut Root, bytes: &[u8], paging: &mut heapless::Vec<(u64, u64)
         if ph.get_type() != Ok(Type::Load) || ph.mem_size() == 0 {
             continue;
         }
-        let (va, memsz, filesz, off) = (ph.virtual_addr() as usize, ph.mem_size() as usize, ph.file_size() as usize, ph.offset() as usize);
+        let (va, memsz, filesz, off) =
+            (ph.virtual_addr() as usize, ph.mem_size() as usize, ph.file_size() as usize, ph.offset() as usize);
         let end = va.checked_add(memsz).ok_or(LoadError::SegmentOutsideUserSpace(va))?;
         if end > layout::ROOT_STACK_TOP - layout::ROOT_STACK_PAGES * PAGE_SIZE
             || filesz > memsz
@@ -127,7 +136,13 @@ fn load_elf(root: &mut Root, bytes: &[u8], paging: &mut heapless::Vec<(u64, u64)
             if lo < hi {
                 let src = &bytes[off + (lo - va)..off + (hi - va)];
                 // SAFETY: `pa` is a frame we own, mapped in the kernel window.
-                unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), (mm::phys_to_virt(pa as usize) + (lo - page)) as *mut u8, src.len()) };
+                unsafe {
+                    core::ptr::copy_nonoverlapping(
+                        src.as_ptr(),
+                        (mm::phys_to_virt(pa as usize) + (lo - page)) as *mut u8,
+                        src.len(),
+                    )
+                };
             }
             page += PAGE_SIZE;
         }
@@ -252,8 +267,19 @@ pub fn create(m: &devtree::Machine) -> Result<bool, LoadError> {
         }
     }
     let (module_frames, window_size) = map_modules(&mut root, &mut paging)?;
-    root.put(init_cap::BOOTINFO_FRAME, Cap::Frame { base: bi_pa, size_bits: 12, rights: Rights::ALL, mapped: Some((1, layout::ROOT_BOOTINFO as u64)) });
-    root.put(init_cap::IPC_BUFFER, Cap::Frame { base: ipc_pa, size_bits: 12, rights: Rights::ALL, mapped: Some((1, layout::ROOT_IPC_BUFFER as u64)) });
+    root.put(
+        init_cap::BOOTINFO_FRAME,
+        Cap::Frame { base: bi_pa, size_bits: 12, rights: Rights::ALL, mapped: Some((1, layout::ROOT_BOOTINFO as u64)) },
+    );
+    root.put(
+        init_cap::IPC_BUFFER,
+        Cap::Frame {
+            base: ipc_pa,
+            size_bits: 12,
+            rights: Rights::ALL,
+            mapped: Some((1, layout::ROOT_IPC_BUFFER as u64)),
+        },
+    );
     let paging_start = root.next;
     for (pt, va) in paging.iter() {
         root.push(Cap::PageTable { base: *pt, mapped: Some((1, *va)) })?;
@@ -266,7 +292,12 @@ pub fn create(m: &devtree::Machine) -> Result<bool, LoadError> {
     let t = object::at::<tcb::Tcb>(tcb_pa);
     let s = &mut KSlots;
     let _ = caps::cdt::insert(s, root.slot(init_cap::CNODE), t.slot(tcb::CTABLE), root_cnode);
-    let _ = caps::cdt::insert(s, root.slot(init_cap::VSPACE), t.slot(tcb::VTABLE), Cap::PageTable { base: vs, mapped: Some((1, PT_ROOT)) });
+    let _ = caps::cdt::insert(
+        s,
+        root.slot(init_cap::VSPACE),
+        t.slot(tcb::VTABLE),
+        Cap::PageTable { base: vs, mapped: Some((1, PT_ROOT)) },
+    );
     let buf = Cap::Frame { base: ipc_pa, size_bits: 12, rights: Rights::ALL, mapped: None };
     let _ = caps::cdt::insert(s, root.slot(init_cap::IPC_BUFFER), t.slot(tcb::BUFFER), buf);
     t.ipc_buffer = layout::ROOT_IPC_BUFFER;
@@ -296,10 +327,13 @@ pub fn create(m: &devtree::Machine) -> Result<bool, LoadError> {
     let mut total = 0usize;
     // (kind, irq, irq2) of a device untyped: abi::bootinfo::device_kind and its PLIC sources.
     let mut add = |root: &mut Root, base: usize, bits: u8, device: bool, (kind, irq, irq2): (u8, u32, u32)| {
-        if n < MAX_UNTYPEDS && root.push(Cap::Untyped { base: base as u64, size_bits: bits, free_index: 0, device, cleared: 0 }).is_ok() {
+        if n < MAX_UNTYPEDS
+            && root.push(Cap::Untyped { base: base as u64, size_bits: bits, free_index: 0, device, cleared: 0 }).is_ok()
+        {
             let irq = u16::try_from(irq).unwrap_or(0);
             let irq2 = u16::try_from(irq2).unwrap_or(0);
-            bi.untyped_list[n] = UntypedDesc { paddr: base, size_bits: bits, is_device: device as u8, irq, kind, _pad: 0, irq2 };
+            bi.untyped_list[n] =
+                UntypedDesc { paddr: base, size_bits: bits, is_device: device as u8, irq, kind, _pad: 0, irq2 };
             n += 1;
         }
     };

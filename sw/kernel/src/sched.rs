@@ -2,8 +2,8 @@
 //! bitmap, round-robin time slices, affinity, and the cross-hart operations SMP needs
 //! (reschedule IPIs, stalling a thread that runs elsewhere, TLB shootdown). Everything here
 //! runs under the kernel lock.
-use crate::kcell::KCell;
 use crate::arch::{self, ipi::Msg};
+use crate::kcell::KCell;
 use crate::object::tcb::{State, Tcb};
 use crate::{lock, percpu, stats};
 use abi::sched::{NUM_PRIORITIES, TIME_SLICE_TICKS};
@@ -474,7 +474,13 @@ pub fn dump() {
             t.mcp,
             t.affinity,
             t.ctx.sepc,
-            if t.queued { " (ready)" } else if t.current_on.is_some() { " (current)" } else { "" }
+            if t.queued {
+                " (ready)"
+            } else if t.current_on.is_some() {
+                " (current)"
+            } else {
+                ""
+            }
         );
     });
 }

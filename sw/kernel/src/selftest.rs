@@ -33,7 +33,11 @@ pub fn run(m: &devtree::Machine, boot: usize) -> bool {
 
     let ticks_ok = wait_for(m, 2000, || m.harts.iter().all(|h| percpu::of(h.id).ticks.load(Ordering::Relaxed) >= 3));
     let min_ticks = m.harts.iter().map(|h| percpu::of(h.id).ticks.load(Ordering::Relaxed)).min().unwrap_or(0);
-    all &= report("timer", ticks_ok, format_args!("every hart took >= {} ticks at {} Hz", min_ticks, arch::timer::TICK_HZ));
+    all &= report(
+        "timer",
+        ticks_ok,
+        format_args!("every hart took >= {} ticks at {} Hz", min_ticks, arch::timer::TICK_HZ),
+    );
 
     let mut answered = 0;
     for h in others() {
@@ -72,7 +76,8 @@ fn hsm_cycle(m: &devtree::Machine, hart: usize) -> bool {
     let refused = sbi_defs::call::hart_start(cpu::hart_id(), arch::entry::secondary_entry_phys(), 0).error
         == sbi_defs::error::ALREADY_AVAILABLE;
     crate::smp::start(hart);
-    let back = wait_for(m, 2000, || cpu.online.load(Ordering::Acquire) && cpu.starts.load(Ordering::Acquire) == starts + 1);
+    let back =
+        wait_for(m, 2000, || cpu.online.load(Ordering::Acquire) && cpu.starts.load(Ordering::Acquire) == starts + 1);
     refused && back && sbi_defs::call::hart_status(hart).value == hsm::STARTED
 }
 
@@ -86,7 +91,8 @@ fn sv39_checks() -> bool {
     let exec_not_write = text_flags.is_some_and(|f| f.contains(sv39::Flags::X) && !f.contains(sv39::Flags::W));
     // A free frame through the window: writable, and reads back what was written.
     let frame = mm::frames::alloc_zeroed().map(mm::phys_to_virt);
-    let ram_rw = frame.is_some_and(|va| mm::probe::try_write_u8(va + 7, 0xa5) && mm::probe::try_read_u8(va + 7) == Some(0xa5));
+    let ram_rw =
+        frame.is_some_and(|va| mm::probe::try_write_u8(va + 7, 0xa5) && mm::probe::try_read_u8(va + 7) == Some(0xa5));
     // Nothing is mapped below the window (user space will live there).
     let low_unmapped = mm::probe::try_read_u8(text.0 - platform::image::KERNEL_WINDOW).is_none();
     let ok = text_readable && text_read_only && rodata_read_only && exec_not_write && ram_rw && low_unmapped;
@@ -107,7 +113,8 @@ fn sv39_checks() -> bool {
 /// once per interrupt. A spinning idle loop would wake thousands of times. Counting interrupts
 /// rather than a time window keeps the check independent of how fast the host runs QEMU.
 fn idle_check(m: &devtree::Machine, boot: usize) -> bool {
-    let idle: heapless::Vec<usize, { devtree::MAX_HARTS }> = m.harts.iter().map(|h| h.id).filter(|&h| h != boot).collect();
+    let idle: heapless::Vec<usize, { devtree::MAX_HARTS }> =
+        m.harts.iter().map(|h| h.id).filter(|&h| h != boot).collect();
     let snap = |h: usize| {
         let c = percpu::of(h);
         (c.idle_wakeups.load(Ordering::Relaxed), c.ticks.load(Ordering::Relaxed) + c.ipis.load(Ordering::Relaxed))
@@ -124,7 +131,11 @@ fn idle_check(m: &devtree::Machine, boot: usize) -> bool {
             worst = (wakeups, irqs);
         }
     }
-    report("idle", ok, format_args!("{} idle harts; at most {} wfi wakeups for {} interrupts", idle.len(), worst.0, worst.1))
+    report(
+        "idle",
+        ok,
+        format_args!("{} idle harts; at most {} wfi wakeups for {} interrupts", idle.len(), worst.0, worst.1),
+    )
 }
 
 /// SBI v0.1 send_ipi takes a *virtual* pointer to the hart mask: the firmware must read it

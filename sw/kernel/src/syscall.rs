@@ -95,9 +95,21 @@ fn send(me: &mut Tcb, blocking: bool, call: bool) {
     match cap {
         Cap::Endpoint { obj, badge, rights } if rights.write => {
             stats::count(stat::SLOWPATH_IPC);
-            endpoint::send(me, obj, SendArgs { badge, can_grant: rights.grant, can_grant_reply: rights.grant_reply, is_call: call, blocking });
+            endpoint::send(
+                me,
+                obj,
+                SendArgs {
+                    badge,
+                    can_grant: rights.grant,
+                    can_grant_reply: rights.grant_reply,
+                    is_call: call,
+                    blocking,
+                },
+            );
         }
-        Cap::Notification { .. } if call && notification::is_invocation(MessageInfo::from_word(me.ctx.regs[A1]).label) => {
+        Cap::Notification { .. }
+            if call && notification::is_invocation(MessageInfo::from_word(me.ctx.regs[A1]).label) =>
+        {
             let info = MessageInfo::from_word(me.ctx.regs[A1]);
             let r = Msg::decode(me, info).and_then(|m| notification::invoke(me, cap, slot, &m));
             ipc::reply_to_invocation(me, r);

@@ -32,7 +32,14 @@ pub fn mint(
 }
 
 /// seL4_CNode_Move.
-pub fn move_(service: usize, dest_index: usize, dest_depth: usize, src_root: usize, src_index: usize, src_depth: usize) -> Result<()> {
+pub fn move_(
+    service: usize,
+    dest_index: usize,
+    dest_depth: usize,
+    src_root: usize,
+    src_index: usize,
+    src_depth: usize,
+) -> Result<()> {
     invoke0(service, label::CNODE_MOVE, &[dest_index, dest_depth, src_index, src_depth], &[src_root])
 }
 

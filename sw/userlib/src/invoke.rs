@@ -99,7 +99,12 @@ impl Reply {
 }
 
 /// Build the message info and register values of an invocation in `buf` (pure; host-tested).
-pub fn prepare(buf: &mut abi::ipc::IpcBuffer, label: usize, args: &[usize], caps: &[usize]) -> (MessageInfo, [usize; 4]) {
+pub fn prepare(
+    buf: &mut abi::ipc::IpcBuffer,
+    label: usize,
+    args: &[usize],
+    caps: &[usize],
+) -> (MessageInfo, [usize; 4]) {
     let regs = ipc::stage(buf, args);
     let n = ipc::stage_caps(buf, caps);
     (MessageInfo::new(label, 0, n, args.len()), regs)

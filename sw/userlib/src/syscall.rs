@@ -157,7 +157,8 @@ pub fn debug_check_invariants_in(debug_cap: usize, cnode: usize) -> Option<(usiz
 /// Either check (`scope`: None = everything), also returning the timebase ticks the kernel
 /// spent checking (a3).
 pub fn debug_check_invariants_timed(debug_cap: usize, scope: Option<usize>) -> Option<(usize, usize, bool, usize)> {
-    let [v, s, t, ticks, ..] = sys6(nr::DEBUG_CHECK_INVARIANTS, [debug_cap, scope.is_some() as usize, scope.unwrap_or(0), 0, 0, 0]);
+    let [v, s, t, ticks, ..] =
+        sys6(nr::DEBUG_CHECK_INVARIANTS, [debug_cap, scope.is_some() as usize, scope.unwrap_or(0), 0, 0, 0]);
     (v != usize::MAX).then_some((v, s, t != 0, ticks))
 }
 

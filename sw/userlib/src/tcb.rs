@@ -48,7 +48,13 @@ pub fn read_registers(service: usize, suspend_source: bool, arch_flags: usize, c
 }
 
 /// seL4_TCB_WriteRegisters: MRs [resume_target, arch_flags, count, regs[0..count]...].
-pub fn write_registers(service: usize, resume_target: bool, arch_flags: usize, count: usize, ctx: &UserContext) -> Result<()> {
+pub fn write_registers(
+    service: usize,
+    resume_target: bool,
+    arch_flags: usize,
+    count: usize,
+    ctx: &UserContext,
+) -> Result<()> {
     let count = count.min(regs::COUNT);
     let mut args = [0usize; 3 + regs::COUNT];
     args[0] = resume_target as usize;

@@ -16,5 +16,10 @@ pub fn retype(
     node_offset: usize,
     num_objects: usize,
 ) -> Result<()> {
-    invoke0(service, label::UNTYPED_RETYPE, &[obj_type, size_bits, node_index, node_depth, node_offset, num_objects], &[root])
+    invoke0(
+        service,
+        label::UNTYPED_RETYPE,
+        &[obj_type, size_bits, node_index, node_depth, node_offset, num_objects],
+        &[root],
+    )
 }

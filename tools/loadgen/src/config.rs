@@ -89,7 +89,9 @@ pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Config, String> 
     while let Some(a) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{a} needs a value"));
         match a.as_str() {
-            "--addr" => c.addr = value()?.parse().map_err(|_| "--addr wants HOST:PORT with a numeric host".to_string())?,
+            "--addr" => {
+                c.addr = value()?.parse().map_err(|_| "--addr wants HOST:PORT with a numeric host".to_string())?
+            }
             "--port" => c.addr = SocketAddr::from(([127, 0, 0, 1], number::<u16>(&value()?)?)),
             "-c" | "--connections" => c.connections = number(&value()?)?,
             "-s" | "--size" => c.request_bytes = number(&value()?)?,
@@ -126,7 +128,9 @@ pub fn check(c: &Config) -> Result<(), String> {
         return Err(format!("request size must be 1..={MAX_REQUEST_BYTES} bytes"));
     }
     match c.stop {
-        Stop::Duration(d) if d.is_zero() || d > MAX_DURATION => return Err("duration must be above 0 and at most 3600 s".into()),
+        Stop::Duration(d) if d.is_zero() || d > MAX_DURATION => {
+            return Err("duration must be above 0 and at most 3600 s".into())
+        }
         Stop::Requests(n) if n == 0 || n > MAX_REQUESTS => return Err(format!("requests must be 1..={MAX_REQUESTS}")),
         _ => {}
     }
@@ -155,7 +159,24 @@ mod tests {
     #[test]
     fn defaults_and_options() {
         assert_eq!(p(&[]).unwrap(), Config::default());
-        let c = p(&["--port", "6000", "-c", "128", "-s", "1", "-n", "500", "-w", "0", "--csv", "x.csv", "--variant", "async", "-q"]).unwrap();
+        let c = p(&[
+            "--port",
+            "6000",
+            "-c",
+            "128",
+            "-s",
+            "1",
+            "-n",
+            "500",
+            "-w",
+            "0",
+            "--csv",
+            "x.csv",
+            "--variant",
+            "async",
+            "-q",
+        ])
+        .unwrap();
         assert_eq!(c.addr, SocketAddr::from(([127, 0, 0, 1], 6000)));
         assert_eq!((c.connections, c.request_bytes, c.stop), (128, 1, Stop::Requests(500)));
         assert_eq!((c.warmup, c.progress, c.variant.as_str()), (Duration::ZERO, false, "async"));

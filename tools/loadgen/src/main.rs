@@ -16,7 +16,8 @@ fn main() {
         cfg.addr,
         cfg.request_bytes,
         match cfg.stop {
-            loadgen::Stop::Duration(d) => format!("{:.1} s after a {:.1} s warm-up", d.as_secs_f64(), cfg.warmup.as_secs_f64()),
+            loadgen::Stop::Duration(d) =>
+                format!("{:.1} s after a {:.1} s warm-up", d.as_secs_f64(), cfg.warmup.as_secs_f64()),
             loadgen::Stop::Requests(n) => format!("{n} requests after a {:.1} s warm-up", cfg.warmup.as_secs_f64()),
         }
     );
@@ -25,7 +26,8 @@ fn main() {
     println!("{}", report.summary());
     if let Some(p) = json {
         let text = report.json();
-        let r = if p.as_os_str() == "-" { writeln!(std::io::stdout(), "{text}") } else { std::fs::write(&p, text + "\n") };
+        let r =
+            if p.as_os_str() == "-" { writeln!(std::io::stdout(), "{text}") } else { std::fs::write(&p, text + "\n") };
         if let Err(e) = r {
             eprintln!("loadgen: writing {}: {e}", p.display());
             std::process::exit(2);

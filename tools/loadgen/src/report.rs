@@ -57,7 +57,20 @@ impl Report {
         let l = &self.latency;
         format!(
             "{},{},{},{},{},{},{:.6},{:.3},{},{},{},{},{},{}",
-            self.target, self.variant, self.harts, self.connections, self.request_bytes, self.requests, self.seconds, self.requests_per_s, l.p50, l.p90, l.p99, l.p999, l.max, self.errors
+            self.target,
+            self.variant,
+            self.harts,
+            self.connections,
+            self.request_bytes,
+            self.requests,
+            self.seconds,
+            self.requests_per_s,
+            l.p50,
+            l.p90,
+            l.p99,
+            l.p999,
+            l.max,
+            self.errors
         )
     }
 

@@ -31,7 +31,11 @@ pub enum Death {
     Closed,
     TimedOut,
     /// Response byte `at` was `got`, not request byte + 1.
-    WrongResponse { at: usize, got: u8, want: u8 },
+    WrongResponse {
+        at: usize,
+        got: u8,
+        want: u8,
+    },
 }
 
 impl std::fmt::Display for Death {
@@ -83,7 +87,14 @@ async fn connect(cfg: &Config) -> Result<TcpStream, Death> {
     }
 }
 
-async fn connection(id: usize, mut stream: TcpStream, cfg: Arc<Config>, sh: Arc<Shared>, measure_from: Instant, end: Option<Instant>) -> (ConnResult, Option<Death>) {
+async fn connection(
+    id: usize,
+    mut stream: TcpStream,
+    cfg: Arc<Config>,
+    sh: Arc<Shared>,
+    measure_from: Instant,
+    end: Option<Instant>,
+) -> (ConnResult, Option<Death>) {
     let mut out = ConnResult { latencies: Vec::new(), first_measured: None, last_done: None };
     let mut req = vec![0u8; cfg.request_bytes];
     let mut resp = vec![0u8; cfg.request_bytes];

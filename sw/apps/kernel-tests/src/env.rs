@@ -55,7 +55,11 @@ impl Write for FailWriter {
 impl Fail {
     pub fn new(file: &str, line: u32, args: fmt::Arguments) -> Fail {
         let mut w = FailWriter(0);
-        let _ = if file.is_empty() { write!(w, "{}", args) } else { write!(w, "{}:{}: {}", file.rsplit('/').next().unwrap_or(file), line, args) };
+        let _ = if file.is_empty() {
+            write!(w, "{}", args)
+        } else {
+            write!(w, "{}:{}: {}", file.rsplit('/').next().unwrap_or(file), line, args)
+        };
         Fail { len: w.0, skipped: false }
     }
     pub fn skip(args: fmt::Arguments) -> Fail {
@@ -399,7 +403,10 @@ impl Env {
         ok_env(tcb::set_sched_params(t, ROOT_TCB, cfg.mcp, cfg.prio), "SetSchedParams")?;
         // Helpers may take a receiver slot like the root task and have a sender table of their
         // own (tests that check the grant or the tables make their threads themselves).
-        ok_env(userlib::uintr::grant(abi::init_cap::UINTR_CONTROL, t, abi::uintr::GRANT_RECEIVE), "UintrControl_Grant")?;
+        ok_env(
+            userlib::uintr::grant(abi::init_cap::UINTR_CONTROL, t, abi::uintr::GRANT_RECEIVE),
+            "UintrControl_Grant",
+        )?;
         self.sender_table(t)?;
         if let Some(a) = cfg.affinity {
             ok_env(tcb::set_affinity(t, a), "SetAffinity")?;
@@ -429,7 +436,11 @@ impl Env {
 
     /// A started helper at `prio` on hart index `affinity`.
     pub fn spawn_on(&mut self, entry: Entry, arg: usize, prio: usize, affinity: usize) -> Result<Thread, Fail> {
-        self.spawn_cfg(entry as *const () as usize, arg, ThreadCfg { prio, affinity: Some(affinity), ..ThreadCfg::default() })
+        self.spawn_cfg(
+            entry as *const () as usize,
+            arg,
+            ThreadCfg { prio, affinity: Some(affinity), ..ThreadCfg::default() },
+        )
     }
 
     /// After each test: stop every helper it started.
@@ -473,7 +484,9 @@ fn ok_env(r: userlib::Result<()>, what: &str) -> TResult {
 pub fn check_invariants() -> TResult {
     match syscall::debug_check_invariants(abi::init_cap::DEBUG) {
         Some((0, _, _)) => Ok(()),
-        Some((n, slots, _)) => Err(fail(format_args!("kernel invariants: {} violations over {} slots (see the kernel log)", n, slots))),
+        Some((n, slots, _)) => {
+            Err(fail(format_args!("kernel invariants: {} violations over {} slots (see the kernel log)", n, slots)))
+        }
         None => Err(fail(format_args!("DebugCheckInvariants refused the debug cap"))),
     }
 }

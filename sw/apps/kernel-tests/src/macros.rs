@@ -14,7 +14,11 @@ macro_rules! ensure_eq {
     ($a:expr, $b:expr, $what:expr) => {{
         let (a, b) = ($a as usize, $b as usize);
         if a != b {
-            return Err($crate::env::Fail::new(file!(), line!(), format_args!("{}: got {:#x}, expected {:#x}", $what, a, b)));
+            return Err($crate::env::Fail::new(
+                file!(),
+                line!(),
+                format_args!("{}: got {:#x}, expected {:#x}", $what, a, b),
+            ));
         }
     }};
 }

@@ -28,15 +28,15 @@ mod t_fuzz;
 #[cfg(target_arch = "riscv64")]
 mod t_ipc;
 #[cfg(target_arch = "riscv64")]
-mod t_isolation;
-#[cfg(target_arch = "riscv64")]
 mod t_irq;
 #[cfg(target_arch = "riscv64")]
-mod t_process;
+mod t_isolation;
 #[cfg(target_arch = "riscv64")]
 mod t_leak;
 #[cfg(target_arch = "riscv64")]
 mod t_preempt;
+#[cfg(target_arch = "riscv64")]
+mod t_process;
 #[cfg(target_arch = "riscv64")]
 mod t_tcb;
 #[cfg(target_arch = "riscv64")]
@@ -193,7 +193,11 @@ mod rt {
             || name.starts_with("uintr_")
             || matches!(
                 name,
-                "bootinfo" | "debug_output" | "fastpath_call_replyrecv" | "bench_round_trip" | "timer_sleep_wakes_in_order"
+                "bootinfo"
+                    | "debug_output"
+                    | "fastpath_call_replyrecv"
+                    | "bench_round_trip"
+                    | "timer_sleep_wakes_in_order"
             )
     }
 

@@ -208,7 +208,14 @@ fn park_of(k: usize) -> &'static ThreadPark {
 }
 
 /// A helper thread (not started) bound to a fresh U-notification as its receiver.
-fn helper(env: &mut Env, undo: &mut Undo, entry: extern "C" fn(usize) -> !, k: usize, hart: usize, cfg: ThreadCfg) -> Result<(usize, usize), Fail> {
+fn helper(
+    env: &mut Env,
+    undo: &mut Undo,
+    entry: extern "C" fn(usize) -> !,
+    k: usize,
+    hart: usize,
+    cfg: ThreadCfg,
+) -> Result<(usize, usize), Fail> {
     let cfg = ThreadCfg { start: false, affinity: Some(hart), ..cfg };
     let t = env.spawn_cfg(entry as *const () as usize, k, cfg)?.tcb;
     undo.threads[undo.n] = t;
@@ -333,7 +340,9 @@ fn run_workers(rt: Rt, cl: &'static Client<CAP>, n: usize, calls: u64, progress:
                 progress(DONE.fetch_add(1, SeqCst) + 1);
             }
         };
-        *h = Some(rt.spawn(5, fut).map_err(|e| Fail::new(file!(), line!(), format_args!("spawn worker {}: {:?}", i, e)))?);
+        *h = Some(
+            rt.spawn(5, fut).map_err(|e| Fail::new(file!(), line!(), format_args!("spawn worker {}: {:?}", i, e)))?,
+        );
     }
     rt.block_on(async {
         for h in hs.iter_mut() {
@@ -374,10 +383,19 @@ fn same_hart_inner(env: &mut Env, u: &mut Undo) -> TResult {
     ensure_eq!(bad, 0, "wrong replies");
     ensure_eq!(cl.replies.load(SeqCst), 48 * 8, "replies counted by the client");
     let srv = &SERVERS[CFG[0].server.load(SeqCst)];
-    ensure!(srv.max_in_flight.load(SeqCst) >= 2, "handlers never overlapped (max in flight {})", srv.max_in_flight.load(SeqCst));
+    ensure!(
+        srv.max_in_flight.load(SeqCst) >= 2,
+        "handlers never overlapped (max in flight {})",
+        srv.max_in_flight.load(SeqCst)
+    );
     ensure!(park.waits.load(SeqCst) >= 1, "the client never slept in the kernel");
     ensure!(park_of(0).waits.load(SeqCst) >= 1, "the server never slept in the kernel");
-    ensure!(cl.signals.load(SeqCst) >= 1 && srv.signals.load(SeqCst) >= 1, "no U-notification either way: {} / {}", cl.signals.load(SeqCst), srv.signals.load(SeqCst));
+    ensure!(
+        cl.signals.load(SeqCst) >= 1 && srv.signals.load(SeqCst) >= 1,
+        "no U-notification either way: {} / {}",
+        cl.signals.load(SeqCst),
+        srv.signals.load(SeqCst)
+    );
     print!(
         "({} calls: client {} signals {} waits, server {} signals {} waits, {} handlers at most) ",
         48 * 8,
@@ -388,7 +406,10 @@ fn same_hart_inner(env: &mut Env, u: &mut Undo) -> TResult {
         srv.max_in_flight.load(SeqCst)
     );
     cl.close();
-    ensure!(wait_until(|| CFG[0].result.load(SeqCst) != 0), "the server's dispatcher did not end after the client closed");
+    ensure!(
+        wait_until(|| CFG[0].result.load(SeqCst) != 0),
+        "the server's dispatcher did not end after the client closed"
+    );
     ensure_eq!(CFG[0].result.load(SeqCst), code(ChanError::PeerGone) + 1, "why the dispatcher ended (1 + code)");
     Ok(())
 }
@@ -514,7 +535,9 @@ fn blocking_inner(env: &mut Env, u: &mut Undo) -> TResult {
     ok!(lsrv.attach(mem(lf.va), self_entry, park));
     let lcl = new_client();
     ok!(lcl.attach(mem(lf.va), self_entry, park));
-    let server = rt.spawn(10, lsrv.serve(rt, 10, handle)).map_err(|e| Fail::new(file!(), line!(), format_args!("spawn: {:?}", e)))?;
+    let server = rt
+        .spawn(10, lsrv.serve(rt, 10, handle))
+        .map_err(|e| Fail::new(file!(), line!(), format_args!("spawn: {:?}", e)))?;
     const N: u64 = 1000;
     let raw_calls = |base: u64| {
         rt.block_on(async move {
@@ -595,7 +618,10 @@ fn other_space_inner(env: &mut Env, u: &mut Undo) -> TResult {
     let (cs, ss) = (cl.signals.load(SeqCst), srv.signals.load(SeqCst));
     let (cw, sw) = (park.waits.load(SeqCst), park_of(3).waits.load(SeqCst));
     let wakes = syscall::debug_stat(abi::stat::UINTR_WAIT_WAKEUPS) - wake0;
-    print!("({} calls: client {} signals {} waits, server {} signals {} waits, {} kernel wake-ups) ", ROUNDS, cs, cw, ss, sw, wakes);
+    print!(
+        "({} calls: client {} signals {} waits, server {} signals {} waits, {} kernel wake-ups) ",
+        ROUNDS, cs, cw, ss, sw, wakes
+    );
     // The first request may reach the server before it ever slept.
     ensure!(cs >= ROUNDS - 1, "the client signalled {} times in {} calls to a sleeping server", cs, ROUNDS);
     ensure!(sw >= ROUNDS - 1, "the server returned from Wait {} times in {} calls", sw, ROUNDS);
@@ -626,7 +652,10 @@ fn server_death_inner(env: &mut Env, u: &mut Undo) -> TResult {
     ensure!(add_ok(chan::call_blocking(&rt, cl, add(1, 2)), 1, 2), "a call before the death");
     let mut held: [Option<JoinHandle<Result<Msg, ChanError>>>; 6] = [const { None }; 6];
     for h in held.iter_mut() {
-        *h = Some(rt.spawn(5, cl.call(Msg::new(HOLD, &[]).unwrap())).map_err(|e| Fail::new(file!(), line!(), format_args!("spawn: {:?}", e)))?);
+        *h = Some(
+            rt.spawn(5, cl.call(Msg::new(HOLD, &[]).unwrap()))
+                .map_err(|e| Fail::new(file!(), line!(), format_args!("spawn: {:?}", e)))?,
+        );
     }
     let r = chan::call_blocking(&rt, cl, Msg::new(DIE, &[]).unwrap());
     ensure!(r == Err(ChanError::PeerGone), "the call that killed the server: {:?}", r);

@@ -77,8 +77,16 @@ fn with_teardown(env: &mut Env, test: fn(&mut Env) -> TResult) -> TResult {
 
 fn sync_completion(r: &Request) -> Completion {
     match r.sync() {
-        Ok(rep) => Completion { code: 0, len: rep.info.length as u32, words: core::array::from_fn(|i| rep.regs.get(i).map_or(0, |&v| v as u64)) },
-        Err(err) => Completion { code: err.code as u32, len: 0, words: core::array::from_fn(|i| err.mrs.get(i).map_or(0, |&v| v as u64)) },
+        Ok(rep) => Completion {
+            code: 0,
+            len: rep.info.length as u32,
+            words: core::array::from_fn(|i| rep.regs.get(i).map_or(0, |&v| v as u64)),
+        },
+        Err(err) => Completion {
+            code: err.code as u32,
+            len: 0,
+            words: core::array::from_fn(|i| err.mrs.get(i).map_or(0, |&v| v as u64)),
+        },
     }
 }
 
@@ -111,7 +119,11 @@ pub fn functional(env: &mut Env) -> TResult {
         ok!(vspace::page_unmap(f.cptr));
         let (ep, fb) = crate::t_fault::fault_ep(env)?;
         sset(0, 0);
-        env.spawn_cfg(crate::t_fault::load_child as *const () as usize, x, crate::t_fault::cfg_with(fb, env.bi.node_id))?;
+        env.spawn_cfg(
+            crate::t_fault::load_child as *const () as usize,
+            x,
+            crate::t_fault::cfg_with(fb, env.bi.node_id),
+        )?;
         let (_, info, mrs) = syscall::recv(ep);
         ensure_eq!(info.label, abi::fault::VM_FAULT, "a load after the async unmap faults");
         ensure_eq!(mrs[1], x, "fault address");
@@ -199,11 +211,21 @@ pub fn error_paths(env: &mut Env) -> TResult {
             ensure!(want.code != 0, "case {}: the sync call succeeded", i);
             ensure!(got.code == want.code, "case {}: async error {} vs sync {}", i, got.code, want.code);
             let n = got.len as usize;
-            ensure!(got.words[..n.min(4)] == want.words[..n.min(4)], "case {}: details {:?} vs {:?}", i, &got.words[..n], &want.words[..n]);
+            ensure!(
+                got.words[..n.min(4)] == want.words[..n.min(4)],
+                "case {}: details {:?} vs {:?}",
+                i,
+                &got.words[..n],
+                &want.words[..n]
+            );
         }
         // Not async: refused, and nothing happened (the TCB was not resumed, nor the endpoint
         // sent to).
-        for r in [inv(t, l::TCB_RESUME, &[], &[]), inv(t, l::TCB_SET_PRIORITY, &[1], &[ROOT_TCB]), inv(ep, l::RISCV_PAGE_MAP, &[0, 0, 0], &[VSPACE])] {
+        for r in [
+            inv(t, l::TCB_RESUME, &[], &[]),
+            inv(t, l::TCB_SET_PRIORITY, &[1], &[ROOT_TCB]),
+            inv(ep, l::RISCV_PAGE_MAP, &[0, 0, 0], &[VSPACE]),
+        ] {
             ensure_eq!(call_blocking(c, &r).code, a::NOT_ASYNC, "a call that cannot be async");
         }
         // Unresolvable cptrs and a cap count the request does not carry.
@@ -213,10 +235,26 @@ pub fn error_paths(env: &mut Env) -> TResult {
         ensure_eq!(sync_completion(&q).code, e::INVALID_CAPABILITY, "empty invoked slot, sync");
         let got = call_blocking(c, &inv(1 << 62, l::RISCV_PAGE_UNMAP, &[], &[]));
         ensure_eq!(got.code, e::FAILED_LOOKUP, "cptr far out");
-        ensure_eq!(call_blocking(c, &Request::raw(l::RISCV_PAGE_UNMAP as u32, 2, &[f as u64, 4])).code, e::RANGE_ERROR, "4 extra caps");
-        ensure_eq!(call_blocking(c, &Request::raw(l::RISCV_PAGE_UNMAP as u32, 3, &[f as u64, 3, f as u64])).code, e::TRUNCATED_MESSAGE, "3 caps claimed, 1 given");
-        ensure_eq!(call_blocking(c, &Request::raw(l::RISCV_PAGE_UNMAP as u32, 1, &[f as u64])).code, e::TRUNCATED_MESSAGE, "no cap count");
-        ensure_eq!(call_blocking(c, &Request::raw(a::OP_PUT_CHAR, 0, &[])).code, e::TRUNCATED_MESSAGE, "PutChar without a byte");
+        ensure_eq!(
+            call_blocking(c, &Request::raw(l::RISCV_PAGE_UNMAP as u32, 2, &[f as u64, 4])).code,
+            e::RANGE_ERROR,
+            "4 extra caps"
+        );
+        ensure_eq!(
+            call_blocking(c, &Request::raw(l::RISCV_PAGE_UNMAP as u32, 3, &[f as u64, 3, f as u64])).code,
+            e::TRUNCATED_MESSAGE,
+            "3 caps claimed, 1 given"
+        );
+        ensure_eq!(
+            call_blocking(c, &Request::raw(l::RISCV_PAGE_UNMAP as u32, 1, &[f as u64])).code,
+            e::TRUNCATED_MESSAGE,
+            "no cap count"
+        );
+        ensure_eq!(
+            call_blocking(c, &Request::raw(a::OP_PUT_CHAR, 0, &[])).code,
+            e::TRUNCATED_MESSAGE,
+            "PutChar without a byte"
+        );
         // The objects the failed calls named are as they were.
         ensure!(crate::env::identify(empty).is_none(), "the empty slot stayed empty");
         Ok(())
@@ -295,10 +333,21 @@ pub fn hostile_ring(env: &mut Env) -> TResult {
         expect_any_err!(reg(0, CAP, 0, CAP, VEC, [CNODE, buf.rep_frame]), e::INVALID_CAPABILITY);
         let ro = env.mint(buf.rep_frame, rights::READ, 0)?;
         expect_err!(reg(0, CAP, 0, CAP, VEC, [buf.req_frame, ro]), e::INVALID_CAPABILITY);
-        expect_err!(userlib::invoke::invoke0(ROOT_TCB, l::TCB_REGISTER_SYSCALL_BUFFER, &[0, CAP, 0, CAP, VEC], &[buf.req_frame]), e::TRUNCATED_MESSAGE);
+        expect_err!(
+            userlib::invoke::invoke0(
+                ROOT_TCB,
+                l::TCB_REGISTER_SYSCALL_BUFFER,
+                &[0, CAP, 0, CAP, VEC],
+                &[buf.req_frame]
+            ),
+            e::TRUNCATED_MESSAGE
+        );
         // A thread without a U-notification receiver slot cannot have one.
         let t = env.alloc_cap(o::TCB)?;
-        expect_err!(userlib::invoke::invoke0(t, l::TCB_REGISTER_SYSCALL_BUFFER, &[0, CAP, 0, CAP, VEC], &fr), e::ILLEGAL_OPERATION);
+        expect_err!(
+            userlib::invoke::invoke0(t, l::TCB_REGISTER_SYSCALL_BUFFER, &[0, CAP, 0, CAP, VEC], &fr),
+            e::ILLEGAL_OPERATION
+        );
         expect_err!(asys::unregister(t), e::ILLEGAL_OPERATION);
         // Two rings in one frame are fine when they do not overlap.
         ok!(reg(0, 8, 1024, 8, VEC, [buf.rep_frame, buf.rep_frame]));
@@ -323,7 +372,9 @@ pub fn hostile_ring(env: &mut Env) -> TResult {
         ];
         for (i, (q, want)) in bad.iter().enumerate() {
             r.push(q, 100 + i as u64)?;
-            let Some(rep) = r.reply(100_000)? else { return Err(crate::env::fail(format_args!("case {}: no reply", i))) };
+            let Some(rep) = r.reply(100_000)? else {
+                return Err(crate::env::fail(format_args!("case {}: no reply", i)));
+            };
             ensure_eq!(rep.id, 100 + i as u64, "reply id");
             ensure_eq!(rep.label, *want, "error for a bad request");
         }
@@ -335,7 +386,11 @@ pub fn hostile_ring(env: &mut Env) -> TResult {
         ensure!(r.reply(200)?.is_none(), "a reply for half a request");
         let _ = ok!(r.req.push(&items[1]).map_err(|_| "push"));
         let rep = r.reply(100_000)?;
-        ensure!(rep.is_some_and(|i| i.id == 7 && i.label as usize == e::DELETE_FIRST), "the whole request answered: {:?}", rep);
+        ensure!(
+            rep.is_some_and(|i| i.id == 7 && i.label as usize == e::DELETE_FIRST),
+            "the whole request answered: {:?}",
+            rep
+        );
         // An impossible tail: the buffer is closed with a fault.
         let tail = ring_word(buf.req_vaddr, 1);
         tail.store(tail.load(SeqCst) + CAP as u64 + 5, SeqCst);
@@ -371,7 +426,11 @@ pub fn hostile_ring(env: &mut Env) -> TResult {
         let mut r3 = raw(&b3);
         let spare = env.slot()?;
         r3.push(&Request::invocation(CNODE, l::CNODE_REVOKE, &[b3.rep_frame, ROOT_DEPTH], &[]).unwrap(), 1)?;
-        r3.push(&Request::invocation(CNODE, l::CNODE_COPY, &[spare, ROOT_DEPTH, f, ROOT_DEPTH, rights::ALL], &[CNODE]).unwrap(), 2)?;
+        r3.push(
+            &Request::invocation(CNODE, l::CNODE_COPY, &[spare, ROOT_DEPTH, f, ROOT_DEPTH, rights::ALL], &[CNODE])
+                .unwrap(),
+            2,
+        )?;
         let mut gone = false;
         for _ in 0..100_000 {
             let _ = asys::wake();

@@ -42,8 +42,15 @@ pub fn bootinfo(env: &mut Env) -> TResult {
     if uart.paddr != 0 && uart.irq != 0 {
         let page = uart.paddr & !((1 << o::PAGE_BITS) - 1);
         let found = userlib::bootinfo::untypeds(bi).find(|(_, d)| d.is_device != 0 && d.paddr == page);
-        ensure!(found.is_some_and(|(_, d)| d.irq as usize == uart.irq), "the UART's device untyped does not name IRQ {}", uart.irq);
-        ensure!(found.is_some_and(|(_, d)| d.kind == abi::bootinfo::device_kind::CONSOLE_UART), "the UART's device untyped is not of kind CONSOLE_UART");
+        ensure!(
+            found.is_some_and(|(_, d)| d.irq as usize == uart.irq),
+            "the UART's device untyped does not name IRQ {}",
+            uart.irq
+        );
+        ensure!(
+            found.is_some_and(|(_, d)| d.kind == abi::bootinfo::device_kind::CONSOLE_UART),
+            "the UART's device untyped is not of kind CONSOLE_UART"
+        );
     }
     ensure!(ram >= 4 << 20, "only {} bytes of RAM untyped", ram);
     // The boot info page is where a0 said, and the hart ids are distinct.

@@ -46,20 +46,32 @@ pub fn fastpath(env: &mut Env) -> TResult {
     let b = env.mint(ep, rights::ALL, 1)?;
     env.spawn(ping_server, ep, 255)?;
     ping::<REGION_WARMUP>(b, 10)?;
-    let (c0, r0, s0) =
-        (syscall::debug_stat(stat::FASTPATH_CALL), syscall::debug_stat(stat::FASTPATH_REPLY_RECV), syscall::debug_stat(stat::SLOWPATH_IPC));
+    let (c0, r0, s0) = (
+        syscall::debug_stat(stat::FASTPATH_CALL),
+        syscall::debug_stat(stat::FASTPATH_REPLY_RECV),
+        syscall::debug_stat(stat::SLOWPATH_IPC),
+    );
     let e0 = syscall::debug_stat(stat::KERNEL_ENTRIES);
     let cycles = ping::<REGION_SAME_HART>(b, ROUNDS)?;
     let e1 = syscall::debug_stat(stat::KERNEL_ENTRIES);
     BENCH[B_SAME_ENTRIES].store((e1 - e0).saturating_sub(1) * 100 / ROUNDS, Ordering::SeqCst);
-    let (c1, r1, s1) =
-        (syscall::debug_stat(stat::FASTPATH_CALL), syscall::debug_stat(stat::FASTPATH_REPLY_RECV), syscall::debug_stat(stat::SLOWPATH_IPC));
+    let (c1, r1, s1) = (
+        syscall::debug_stat(stat::FASTPATH_CALL),
+        syscall::debug_stat(stat::FASTPATH_REPLY_RECV),
+        syscall::debug_stat(stat::SLOWPATH_IPC),
+    );
     BENCH[0].store(cycles, Ordering::SeqCst);
     BENCH[2].store(c1 - c0, Ordering::SeqCst);
     BENCH[3].store(r1 - r0, Ordering::SeqCst);
     let want = ROUNDS * 9 / 10;
     ensure!(c1 - c0 >= want, "Call fastpath taken {} times in {} round trips (slowpath {})", c1 - c0, ROUNDS, s1 - s0);
-    ensure!(r1 - r0 >= want, "ReplyRecv fastpath taken {} times in {} round trips (slowpath {})", r1 - r0, ROUNDS, s1 - s0);
+    ensure!(
+        r1 - r0 >= want,
+        "ReplyRecv fastpath taken {} times in {} round trips (slowpath {})",
+        r1 - r0,
+        ROUNDS,
+        s1 - s0
+    );
     ensure!(c1 - c0 <= ROUNDS + 10 && r1 - r0 <= ROUNDS + 10, "fastpath counters grew by more than the IPCs made");
     Ok(())
 }
@@ -90,7 +102,12 @@ pub fn round_trip_other_space(env: &mut Env) -> TResult {
     let (e0, f0) = (syscall::debug_stat(stat::KERNEL_ENTRIES), syscall::debug_stat(stat::FASTPATH_CALL));
     let cycles = ping::<REGION_OTHER_SPACE>(b, ROUNDS)?;
     let (e1, f1) = (syscall::debug_stat(stat::KERNEL_ENTRIES), syscall::debug_stat(stat::FASTPATH_CALL));
-    ensure!(f1 - f0 >= ROUNDS * 9 / 10, "Call fastpath taken {} times in {} round trips across spaces", f1 - f0, ROUNDS);
+    ensure!(
+        f1 - f0 >= ROUNDS * 9 / 10,
+        "Call fastpath taken {} times in {} round trips across spaces",
+        f1 - f0,
+        ROUNDS
+    );
     BENCH[B_OTHER_SPACE].store(cycles, Ordering::SeqCst);
     // The two debug_stat calls between the samples are entries too.
     BENCH[B_OTHER_SPACE_ENTRIES].store((e1 - e0).saturating_sub(1) * 100 / ROUNDS, Ordering::SeqCst);

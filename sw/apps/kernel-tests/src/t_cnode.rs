@@ -43,7 +43,10 @@ pub fn copy(env: &mut Env) -> TResult {
     );
     ensure!(identify(dst).is_none(), "failed copies filled the slot");
     expect_err!(invoke0(CNODE, label::CNODE_COPY, &[dst, ROOT_DEPTH, b, ROOT_DEPTH], &[CNODE]), e::TRUNCATED_MESSAGE);
-    expect_err!(invoke0(CNODE, label::CNODE_COPY, &[dst, ROOT_DEPTH, b, ROOT_DEPTH, rights::ALL], &[]), e::TRUNCATED_MESSAGE);
+    expect_err!(
+        invoke0(CNODE, label::CNODE_COPY, &[dst, ROOT_DEPTH, b, ROOT_DEPTH, rights::ALL], &[]),
+        e::TRUNCATED_MESSAGE
+    );
     Ok(())
 }
 
@@ -69,7 +72,10 @@ pub fn mint(env: &mut Env) -> TResult {
     ok!(cnode::copy(CNODE, ro2, ROOT_DEPTH, CNODE, ro, ROOT_DEPTH, rights::ALL));
     syscall::signal(ro2);
     ensure_eq!(syscall::poll(n), 0, "rights grew back through a copy");
-    expect_err!(invoke0(CNODE, label::CNODE_MINT, &[dst, ROOT_DEPTH, n, ROOT_DEPTH, rights::ALL], &[CNODE]), e::TRUNCATED_MESSAGE);
+    expect_err!(
+        invoke0(CNODE, label::CNODE_MINT, &[dst, ROOT_DEPTH, n, ROOT_DEPTH, rights::ALL], &[CNODE]),
+        e::TRUNCATED_MESSAGE
+    );
     Ok(())
 }
 
@@ -123,13 +129,25 @@ pub fn rotate(env: &mut Env) -> TResult {
     ensure!(identify(b) == Some(o::PAGE_4K), "swap: b holds {:?}", identify(b));
     ensure!(identify(d) == Some(o::TCB), "swap: d holds {:?}", identify(d));
     // Errors: pivot == src, dest occupied, empty source, badgeable caps.
-    expect_err!(cnode::rotate(CNODE, a, ROOT_DEPTH, CNODE, b, ROOT_DEPTH, 0, CNODE, b, ROOT_DEPTH, 0), e::ILLEGAL_OPERATION);
+    expect_err!(
+        cnode::rotate(CNODE, a, ROOT_DEPTH, CNODE, b, ROOT_DEPTH, 0, CNODE, b, ROOT_DEPTH, 0),
+        e::ILLEGAL_OPERATION
+    );
     let other = env.alloc_cap(o::PAGE_4K)?;
-    expect_err!(cnode::rotate(CNODE, other, ROOT_DEPTH, CNODE, b, ROOT_DEPTH, 0, CNODE, d, ROOT_DEPTH, 0), e::DELETE_FIRST);
-    expect_err!(cnode::rotate(CNODE, a, ROOT_DEPTH, CNODE, b, ROOT_DEPTH, 0, CNODE, a, ROOT_DEPTH, 0), e::FAILED_LOOKUP);
+    expect_err!(
+        cnode::rotate(CNODE, other, ROOT_DEPTH, CNODE, b, ROOT_DEPTH, 0, CNODE, d, ROOT_DEPTH, 0),
+        e::DELETE_FIRST
+    );
+    expect_err!(
+        cnode::rotate(CNODE, a, ROOT_DEPTH, CNODE, b, ROOT_DEPTH, 0, CNODE, a, ROOT_DEPTH, 0),
+        e::FAILED_LOOKUP
+    );
     let n1 = env.alloc_cap(o::NOTIFICATION)?;
     let n2 = env.alloc_cap(o::NOTIFICATION)?;
-    expect_err!(cnode::rotate(CNODE, a, ROOT_DEPTH, CNODE, n2, ROOT_DEPTH, 0, CNODE, n1, ROOT_DEPTH, 0), e::ILLEGAL_OPERATION);
+    expect_err!(
+        cnode::rotate(CNODE, a, ROOT_DEPTH, CNODE, n2, ROOT_DEPTH, 0, CNODE, n1, ROOT_DEPTH, 0),
+        e::ILLEGAL_OPERATION
+    );
     ensure!(identify(n1).is_some() && identify(n2).is_some() && identify(a).is_none(), "failed rotate moved caps");
     Ok(())
 }
@@ -174,7 +192,8 @@ pub fn lookup_errors(env: &mut Env) -> TResult {
     let err = expect_err!(cnode::copy(CNODE, d, 12, CNODE, n, ROOT_DEPTH, rights::ALL), e::FAILED_LOOKUP);
     ensure_eq!(err.mrs[0], 0, "a destination failure is not the source");
     ensure_eq!(err.mrs[1], lf::DEPTH_MISMATCH, "lookup failure type (+1) for depth 12");
-    let err = expect_err!(cnode::copy(CNODE, d | (1 << 40), ROOT_DEPTH, CNODE, n, ROOT_DEPTH, rights::ALL), e::FAILED_LOOKUP);
+    let err =
+        expect_err!(cnode::copy(CNODE, d | (1 << 40), ROOT_DEPTH, CNODE, n, ROOT_DEPTH, rights::ALL), e::FAILED_LOOKUP);
     ensure_eq!(err.mrs[1], lf::GUARD_MISMATCH, "lookup failure type (+1) for a bad guard");
     let err = expect_err!(cnode::copy(CNODE, d, ROOT_DEPTH, n, 0, ROOT_DEPTH, rights::ALL), e::FAILED_LOOKUP);
     ensure_eq!(err.mrs[0], 1, "source failure flag");
@@ -224,7 +243,10 @@ pub fn two_level_cspace(env: &mut Env) -> TResult {
     let d = env.slot()?;
     let err = expect_err!(cnode::copy(CNODE, d, ROOT_DEPTH, c1, c2_index(6, 9), depth, rights::ALL), e::FAILED_LOOKUP);
     ensure_eq!(err.mrs[1], lf::GUARD_MISMATCH, "lookup failure type (+1), wrong guard");
-    let err = expect_err!(cnode::copy(CNODE, d, ROOT_DEPTH, c1, c2_index(C2_GUARD, 9) >> 2, depth - 2, rights::ALL), e::FAILED_LOOKUP);
+    let err = expect_err!(
+        cnode::copy(CNODE, d, ROOT_DEPTH, c1, c2_index(C2_GUARD, 9) >> 2, depth - 2, rights::ALL),
+        e::FAILED_LOOKUP
+    );
     ensure_eq!(err.mrs[1], lf::DEPTH_MISMATCH, "lookup failure type (+1), depth inside a level");
     ok!(cnode::copy(c1, 4, C1_BITS, CNODE, n, ROOT_DEPTH, rights::ALL));
     let err = expect_err!(cnode::copy(CNODE, d, ROOT_DEPTH, c1, (4 << 8) | 0x59, depth, rights::ALL), e::FAILED_LOOKUP);

@@ -208,7 +208,11 @@ pub fn unknown_syscall(env: &mut Env) -> TResult {
         *m = ipc::get_mr(i);
     }
     ensure_eq!(mrs[0], kt_bad_syscall_ecall as *const () as usize, "UnknownSyscall pc");
-    ensure!(mrs[1] < t.stack_top && mrs[1] >= t.stack_top - crate::env::STACK_PAGES * PAGE, "UnknownSyscall sp {:#x}", mrs[1]);
+    ensure!(
+        mrs[1] < t.stack_top && mrs[1] >= t.stack_top - crate::env::STACK_PAGES * PAGE,
+        "UnknownSyscall sp {:#x}",
+        mrs[1]
+    );
     ensure_eq!(mrs[3], 0x1234, "a0");
     ensure_eq!(mrs[10], BAD_SYSCALL as usize, "a7");
     ensure_eq!(mrs[11], BAD_SYSCALL as usize, "syscall number");

@@ -184,7 +184,11 @@ fn step(r: &mut Rng, may_receive: bool, before: &mut dyn FnMut(&Op)) -> Op {
     before(&op);
     // An endpoint invoked with Call would block: send to it instead.
     if syscall::debug_cap_identify(svc) == Some(o::ENDPOINT) {
-        syscall::nb_send(svc, MessageInfo::new(op.label, 0, 0, nargs.min(4)), [op.args[0], op.args[1], op.args[2], op.args[3]]);
+        syscall::nb_send(
+            svc,
+            MessageInfo::new(op.label, 0, 0, nargs.min(4)),
+            [op.args[0], op.args[1], op.args[2], op.args[3]],
+        );
     } else {
         let _ = userlib::invoke::invoke(svc, op.label, &op.args[..nargs], &op.caps[..op.ncaps]);
     }
@@ -203,7 +207,17 @@ fn setup(env: &mut Env) -> Result<(usize, usize, usize, usize), Fail> {
     ok!(vspace::asid_pool_assign(abi::init_cap::ASID_POOL, vs));
     let all = userlib::invoke::rights::ALL;
     ok!(cnode::copy(f, 0, F_BITS, CNODE, u1, ROOT_DEPTH, all));
-    let kinds = [o::TCB, o::ENDPOINT, o::NOTIFICATION, o::PAGE_4K, o::PAGE_TABLE, o::PAGE_4K, o::CNODE, o::UNTYPED, o::UINTR_SENDER_TABLE];
+    let kinds = [
+        o::TCB,
+        o::ENDPOINT,
+        o::NOTIFICATION,
+        o::PAGE_4K,
+        o::PAGE_TABLE,
+        o::PAGE_4K,
+        o::CNODE,
+        o::UNTYPED,
+        o::UINTR_SENDER_TABLE,
+    ];
     for (i, &k) in kinds.iter().enumerate() {
         let bits = match k {
             o::CNODE => 3,
@@ -328,7 +342,13 @@ pub fn fuzz(env: &mut Env) -> TResult {
     for c in &CHECK_TICKS {
         c.store(0, SeqCst);
     }
-    let cfg = |hart| crate::env::ThreadCfg { prio: 100, cspace: f, cspace_data: 64 - F_BITS, affinity: Some(hart), ..Default::default() };
+    let cfg = |hart| crate::env::ThreadCfg {
+        prio: 100,
+        cspace: f,
+        cspace_data: 64 - F_BITS,
+        affinity: Some(hart),
+        ..Default::default()
+    };
     let harts = userlib::bootinfo::harts(env.bi);
     // The threads' TCBs, stacks and IPC buffers are the suite's (kept like every helper's).
     let before_spawn = syscall::debug_stat(stat::OBJECT_BYTES);
@@ -389,7 +409,12 @@ pub fn fuzz(env: &mut Env) -> TResult {
             wsteps
         );
         print_log(steps);
-        ensure!(false, "seed {}: {}", seed(), if verdict == 0 { "the main fuzz thread stopped" } else { "kernel invariants broken (see the kernel log)" });
+        ensure!(
+            false,
+            "seed {}: {}",
+            seed(),
+            if verdict == 0 { "the main fuzz thread stopped" } else { "kernel invariants broken (see the kernel log)" }
+        );
     }
     // The debug cap goes back; everything the fuzz made came from u1: revoking it and
     // deleting the fuzz CNode must give every byte back.

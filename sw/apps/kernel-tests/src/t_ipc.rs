@@ -66,7 +66,8 @@ extern "C" fn doubler(ep: usize) -> ! {
     syscall::reply(MessageInfo::new(info.label + 1, 0, 0, 2), [mrs[0] * 2, badge, 0, 0]);
     let (mut badge, mut info, mut mrs) = syscall::recv(ep);
     loop {
-        (badge, info, mrs) = syscall::reply_recv(ep, MessageInfo::new(info.label + 1, 0, 0, 2), [mrs[0] * 2, badge, 0, 0]);
+        (badge, info, mrs) =
+            syscall::reply_recv(ep, MessageInfo::new(info.label + 1, 0, 0, 2), [mrs[0] * 2, badge, 0, 0]);
     }
 }
 
@@ -98,7 +99,12 @@ pub fn nb_send_recv(env: &mut Env) -> TResult {
     let ep = env.alloc_cap(o::ENDPOINT)?;
     // Nothing to receive: NBRecv returns at once with no badge and an empty message.
     let (badge, info, _) = syscall::nb_recv(ep);
-    ensure!(badge == 0 && info.label == 0 && info.length == 0, "NBRecv on an idle endpoint: badge {:#x} info {:?}", badge, info);
+    ensure!(
+        badge == 0 && info.label == 0 && info.length == 0,
+        "NBRecv on an idle endpoint: badge {:#x} info {:?}",
+        badge,
+        info
+    );
     // NBSend with nobody waiting is dropped.
     syscall::nb_send(ep, MessageInfo::new(5, 0, 0, 1), [1, 0, 0, 0]);
     sset(0, 0);
@@ -174,7 +180,12 @@ pub(crate) extern "C" fn cap_sender(cap: usize) -> ! {
     park()
 }
 
-pub(crate) fn receive_with_cap(env: &mut Env, ep: usize, send_via: usize, extra: usize) -> Result<(MessageInfo, usize), crate::env::Fail> {
+pub(crate) fn receive_with_cap(
+    env: &mut Env,
+    ep: usize,
+    send_via: usize,
+    extra: usize,
+) -> Result<(MessageInfo, usize), crate::env::Fail> {
     let slot = env.slot()?;
     ipc::set_receive_path(CNODE, slot, ROOT_DEPTH);
     sset(4, extra);

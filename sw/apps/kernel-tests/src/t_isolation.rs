@@ -1,7 +1,9 @@
 //! Isolation: what an attacker holding ordinary capabilities tried against the kernel (issue
 //! #15's review), each as the sequence that once reached kernel memory, now refused; and the
 //! debug calls that need the debug capability.
-use crate::env::{check_invariants, identify, park, sget, sset, wait_for, Env, TResult, ThreadCfg, CNODE, ROOT_DEPTH, VSPACE, PAGE};
+use crate::env::{
+    check_invariants, identify, park, sget, sset, wait_for, Env, TResult, ThreadCfg, CNODE, PAGE, ROOT_DEPTH, VSPACE,
+};
 use abi::{error as e, init_cap as ic, object as o, MessageInfo};
 use userlib::invoke::rights;
 use userlib::{cnode, ipc, syscall, tcb, untyped, vspace};
@@ -94,7 +96,11 @@ pub fn frame_remap_in_place(env: &mut Env) -> TResult {
     unsafe { core::ptr::write_volatile(va as *mut usize, 0x5eed) };
     expect_err!(vspace::page_map(f, VSPACE, va, rights::READ, 0), e::DELETE_FIRST);
     // SAFETY: as above; `g` must still be what is mapped there.
-    ensure_eq!(unsafe { core::ptr::read_volatile(va as *const usize) }, 0x5eed, "word at the address after the refused remap");
+    ensure_eq!(
+        unsafe { core::ptr::read_volatile(va as *const usize) },
+        0x5eed,
+        "word at the address after the refused remap"
+    );
     // A real remap in place (new rights) still works.
     ok!(vspace::page_map(g, VSPACE, va, rights::READ, 0));
     check_invariants()
@@ -170,7 +176,11 @@ pub fn debug_calls_need_the_cap(env: &mut Env) -> TResult {
     let c = env.alloc(o::CNODE, 4)?.cptr;
     ok!(cnode::copy(c, 1, 4, CNODE, ep, ROOT_DEPTH, rights::ALL));
     sset(1, 0);
-    env.spawn_cfg(try_halt as *const () as usize, 0, ThreadCfg { cspace: c, cspace_data: 60, affinity: Some(env.bi.node_id), ..ThreadCfg::default() })?;
+    env.spawn_cfg(
+        try_halt as *const () as usize,
+        0,
+        ThreadCfg { cspace: c, cspace_data: 60, affinity: Some(env.bi.node_id), ..ThreadCfg::default() },
+    )?;
     wait_for(1, 1, 200)?;
     ensure_eq!(sget(1), 1, "the unprivileged thread ran past its refused halt");
     Ok(())
@@ -206,7 +216,11 @@ pub fn read_registers_without_buffer(env: &mut Env) -> TResult {
     let target = env.alloc_cap(o::TCB)?;
     sset(2, target);
     sset(3, 0);
-    let th = env.spawn_cfg(read_regs_no_buffer as *const () as usize, 0, ThreadCfg { affinity: Some(env.bi.node_id), start: false, ..ThreadCfg::default() })?;
+    let th = env.spawn_cfg(
+        read_regs_no_buffer as *const () as usize,
+        0,
+        ThreadCfg { affinity: Some(env.bi.node_id), start: false, ..ThreadCfg::default() },
+    )?;
     ok!(tcb::set_ipc_buffer(th.tcb, 0, 0));
     ok!(tcb::resume(th.tcb));
     wait_for(3, 1, 200)?;
@@ -215,7 +229,8 @@ pub fn read_registers_without_buffer(env: &mut Env) -> TResult {
 }
 
 extern "C" fn read_regs_no_buffer(_: usize) -> ! {
-    let (_, info, _) = syscall::call(sget(2), MessageInfo::new(abi::label::TCB_READ_REGISTERS, 0, 0, 3), [0, 0, abi::regs::COUNT, 0]);
+    let (_, info, _) =
+        syscall::call(sget(2), MessageInfo::new(abi::label::TCB_READ_REGISTERS, 0, 0, 3), [0, 0, abi::regs::COUNT, 0]);
     sset(3, 1 + if info.label == 0 { info.length } else { 1000 + info.label });
     park()
 }
@@ -241,7 +256,10 @@ pub fn uintr_resources_need_a_grant(env: &mut Env) -> TResult {
     // Only UintrControl grants; a copy of it cannot be made, and bad grant bits (the old
     // sender-table bit 2 included) are refused.
     let s = env.slot()?;
-    expect_err!(cnode::copy(CNODE, s, ROOT_DEPTH, CNODE, ic::UINTR_CONTROL, ROOT_DEPTH, rights::ALL), e::ILLEGAL_OPERATION);
+    expect_err!(
+        cnode::copy(CNODE, s, ROOT_DEPTH, CNODE, ic::UINTR_CONTROL, ROOT_DEPTH, rights::ALL),
+        e::ILLEGAL_OPERATION
+    );
     expect_err!(uintr::grant(t, t, u::GRANT_RECEIVE), e::ILLEGAL_OPERATION);
     expect_err!(uintr::grant(ic::UINTR_CONTROL, n, u::GRANT_RECEIVE), e::INVALID_CAPABILITY);
     expect_err!(uintr::grant(ic::UINTR_CONTROL, t, 4), e::INVALID_ARGUMENT);

@@ -12,7 +12,8 @@ fn count() -> usize {
 
 /// Gauges that must come back: object bytes, UINTC slots, sender tables and entries.
 fn gauges() -> [usize; 4] {
-    [stat::OBJECT_BYTES, stat::UINTR_SLOTS_USED, stat::UINTR_TABLES_USED, stat::UINTR_ENTRIES_USED].map(syscall::debug_stat)
+    [stat::OBJECT_BYTES, stat::UINTR_SLOTS_USED, stat::UINTR_TABLES_USED, stat::UINTR_ENTRIES_USED]
+        .map(syscall::debug_stat)
 }
 
 pub fn create_destroy_every_kind(env: &mut Env) -> TResult {
@@ -70,7 +71,13 @@ pub fn create_destroy_every_kind(env: &mut Env) -> TResult {
         ok!(cnode::revoke(CNODE, ut, ROOT_DEPTH));
         if i % 1000 == 999 || i + 1 == n_cycles {
             let now = gauges();
-            ensure!(now == base, "cycle {}: gauges (object bytes, UINTC slots, tables, entries) {:?}, at the start {:?}", i, now, base);
+            ensure!(
+                now == base,
+                "cycle {}: gauges (object bytes, UINTC slots, tables, entries) {:?}, at the start {:?}",
+                i,
+                now,
+                base
+            );
         }
         // Long runs (`make leak COUNT=...`) show how far they got, even if stopped early.
         if (i + 1) % 100_000 == 0 {

@@ -36,7 +36,12 @@ pub fn long_retype(env: &mut Env) -> TResult {
     ok!(untyped::retype(u, o::MEGA_PAGE, 0, CNODE, 0, 0, f, 1));
     let restarts = preemptions() - p0;
     let need = (1usize << o::MEGA_PAGE_BITS) / 4096 / 64;
-    ensure!(restarts + 1 >= need, "a 2 MiB retype was preempted {} times (budget: 64 pages per entry, so >= {})", restarts, need - 1);
+    ensure!(
+        restarts + 1 >= need,
+        "a 2 MiB retype was preempted {} times (budget: 64 pages per entry, so >= {})",
+        restarts,
+        need - 1
+    );
     map_mega(env, f, va)?;
     for i in (0..words).step_by(61) {
         // SAFETY: as above.
@@ -199,7 +204,11 @@ pub fn set_space_big_cnode(env: &mut Env) -> TResult {
     let p0 = preemptions();
     ok!(userlib::tcb::set_space(t, 0, new, 0, VSPACE, 0));
     let restarts = preemptions() - p0;
-    ensure!(restarts >= 1500 / 64, "SetSpace over the last cap of a CNode holding 1500 caps was preempted {} times", restarts);
+    ensure!(
+        restarts >= 1500 / 64,
+        "SetSpace over the last cap of a CNode holding 1500 caps was preempted {} times",
+        restarts
+    );
     ok!(cnode::delete(CNODE, t, ROOT_DEPTH));
     ok!(cnode::delete(CNODE, new, ROOT_DEPTH));
     // Nothing of it is left: the Untyped has no children, so it starts over from its base.
@@ -258,7 +267,12 @@ pub fn endpoint_waiters_delete(env: &mut Env) -> TResult {
     let p0 = preemptions();
     ok!(cnode::delete(CNODE, ep, ROOT_DEPTH));
     let restarts = preemptions() - p0;
-    ensure!(restarts >= SENDERS / 64, "deleting an endpoint with {} senders queued was preempted {} times (budget 64 per entry)", SENDERS, restarts);
+    ensure!(
+        restarts >= SENDERS / 64,
+        "deleting an endpoint with {} senders queued was preempted {} times (budget 64 per entry)",
+        SENDERS,
+        restarts
+    );
     // Each sender runs again, its Send on the empty slot is dropped and it faults; the faults
     // queue on the fault endpoint.
     syscall::yield_now();

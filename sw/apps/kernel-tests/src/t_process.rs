@@ -100,7 +100,8 @@ fn start_hello(env: &mut Env) -> TResult {
     let (fault_ep, fault_badge) = (objects[fault_spec.object as usize], fault_spec.badge as usize);
     // The manifest's hart, unless that is ours (the test wants another one).
     let harts = userlib::bootinfo::harts(env.bi);
-    let hart = if (rec.hart as usize) < harts && rec.hart as usize != env.bi.node_id { rec.hart as usize } else { other };
+    let hart =
+        if (rec.hart as usize) < harts && rec.hart as usize != env.bi.node_id { rec.hart as usize } else { other };
     let spec = Spec {
         name: m.name,
         hart,
@@ -176,14 +177,18 @@ fn malformed_module_refused(env: &mut Env) -> TResult {
     ];
     for (what, bytes_, want) in cases {
         match process::start(bytes_, &spec, &res) {
-            Err(process::Error::Elf(e)) if e == want || matches!((e, want), (ElfError::SegmentPastEnd(_), ElfError::SegmentPastEnd(_))) => {}
+            Err(process::Error::Elf(e))
+                if e == want || matches!((e, want), (ElfError::SegmentPastEnd(_), ElfError::SegmentPastEnd(_))) => {}
             Err(e) => return Err(fail(format_args!("{}: {:?}, expected {:?}", what, e, want))),
             Ok(_) => return Err(fail(format_args!("{}: a malformed module was started", what))),
         }
     }
     // A record that names a fault endpoint it does not give.
     let bad = Spec { fault: Some(0), ..spec };
-    ensure!(matches!(process::start(m.bytes, &bad, &res), Err(process::Error::BadSpec(_))), "fault index past the caps accepted");
+    ensure!(
+        matches!(process::start(m.bytes, &bad, &res), Err(process::Error::BadSpec(_))),
+        "fault index past the caps accepted"
+    );
     // A good module that does not fit its Untyped fails half-way: what was made goes again.
     let spec_ok = Spec { name: NAME, ..spec };
     match process::start(m.bytes, &spec_ok, &small) {

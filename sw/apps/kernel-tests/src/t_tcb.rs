@@ -1,9 +1,11 @@
 //! TCB invocations and scheduling.
-use crate::env::{self, identify, park, sadd, sget, sset, tp, wait_for, Env, TResult, ThreadCfg, CNODE, ROOT_TCB, VSPACE};
+use crate::env::{
+    self, identify, park, sadd, sget, sset, tp, wait_for, Env, TResult, ThreadCfg, CNODE, ROOT_TCB, VSPACE,
+};
 use abi::{error as e, label, object as o, MessageInfo};
 use userlib::invoke::{invoke0, rights};
-use userlib::tcb::{self, UserContext};
 use userlib::syscall;
+use userlib::tcb::{self, UserContext};
 
 /// Writes its argument to shared[1] and signals the notification in shared[3].
 extern "C" fn report_arg(arg: usize) -> ! {
@@ -17,7 +19,11 @@ pub fn configure_and_resume(env: &mut Env) -> TResult {
     let n = env.alloc_cap(o::NOTIFICATION)?;
     sset(1, 0);
     sset(3, n);
-    let t = env.spawn_cfg(report_arg as *const () as usize, 0xabc, ThreadCfg { start: false, affinity: Some(env.bi.node_id), ..ThreadCfg::default() })?;
+    let t = env.spawn_cfg(
+        report_arg as *const () as usize,
+        0xabc,
+        ThreadCfg { start: false, affinity: Some(env.bi.node_id), ..ThreadCfg::default() },
+    )?;
     for _ in 0..5 {
         syscall::yield_now();
     }
@@ -126,7 +132,11 @@ pub fn read_write_registers(env: &mut Env) -> TResult {
     expect_err!(tcb::read_registers(ROOT_TCB, false, 0, 4), e::ILLEGAL_OPERATION);
     expect_err!(tcb::read_registers(t.tcb, false, 0, 0), e::RANGE_ERROR);
     expect_err!(tcb::read_registers(t.tcb, false, 0, abi::regs::COUNT + 1), e::RANGE_ERROR);
-    expect_any_err!(invoke0(t.tcb, label::TCB_WRITE_REGISTERS, &[0, 0, 5, 1, 2], &[]), e::RANGE_ERROR, e::TRUNCATED_MESSAGE);
+    expect_any_err!(
+        invoke0(t.tcb, label::TCB_WRITE_REGISTERS, &[0, 0, 5, 1, 2], &[]),
+        e::RANGE_ERROR,
+        e::TRUNCATED_MESSAGE
+    );
     // Resume through WriteRegisters' resume_target, with new argument registers.
     sset(0, 0);
     ctx.set_a(0, 0x2222);
@@ -168,7 +178,11 @@ pub fn copy_registers(env: &mut Env) -> TResult {
     ensure_eq!(b.a(0), 0x3333, "a0 copied");
     ensure_eq!(b.sp(), src.stack_top, "sp copied");
     let ep = env.alloc_cap(o::ENDPOINT)?;
-    expect_any_err!(tcb::copy_registers(dst.tcb, ep, false, false, true, true, 0), e::INVALID_CAPABILITY, e::ILLEGAL_OPERATION);
+    expect_any_err!(
+        tcb::copy_registers(dst.tcb, ep, false, false, true, true, 0),
+        e::INVALID_CAPABILITY,
+        e::ILLEGAL_OPERATION
+    );
     Ok(())
 }
 
@@ -282,7 +296,11 @@ pub fn priority_order(env: &mut Env) -> TResult {
     while sget(6) < 3 {
         syscall::wait(n);
     }
-    let got = [ORDER[0].load(core::sync::atomic::Ordering::SeqCst), ORDER[1].load(core::sync::atomic::Ordering::SeqCst), ORDER[2].load(core::sync::atomic::Ordering::SeqCst)];
+    let got = [
+        ORDER[0].load(core::sync::atomic::Ordering::SeqCst),
+        ORDER[1].load(core::sync::atomic::Ordering::SeqCst),
+        ORDER[2].load(core::sync::atomic::Ordering::SeqCst),
+    ];
     ensure!(got == [200, 100, 10], "run order {:?}, expected [200, 100, 10]", got);
     Ok(())
 }
@@ -339,7 +357,11 @@ pub fn set_tls_base(env: &mut Env) -> TResult {
     ctx.set_a(0, t.ipc_va);
     ok!(tcb::write_registers(t.tcb, false, 0, abi::regs::COUNT, &ctx));
     ok!(tcb::set_tls_base(t.tcb, 0x1234_5000));
-    ensure_eq!(ok!(tcb::read_registers(t.tcb, false, 0, abi::regs::COUNT)).regs[UserContext::TP], 0x1234_5000, "tp read back");
+    ensure_eq!(
+        ok!(tcb::read_registers(t.tcb, false, 0, abi::regs::COUNT)).regs[UserContext::TP],
+        0x1234_5000,
+        "tp read back"
+    );
     ok!(tcb::resume(t.tcb));
     syscall::wait(n);
     ensure_eq!(sget(1), 0x1234_5000, "tp seen by the thread");

@@ -109,12 +109,23 @@ pub fn deadline_abi(env: &mut Env) -> TResult {
     let hz = hz(env);
     let late = late(env);
     let now = time::now();
-    ensure_eq!(deadline_err(syscall::set_deadline(now + hz, TV)).unwrap_or_default().0, error::ILLEGAL_OPERATION, "no receiver slot");
-    ensure_eq!(ok!(syscall::set_deadline(abi::deadline::CANCEL as u64, 0)), 0, "cancelling nothing is fine and returns 0");
+    ensure_eq!(
+        deadline_err(syscall::set_deadline(now + hz, TV)).unwrap_or_default().0,
+        error::ILLEGAL_OPERATION,
+        "no receiver slot"
+    );
+    ensure_eq!(
+        ok!(syscall::set_deadline(abi::deadline::CANCEL as u64, 0)),
+        0,
+        "cancelling nothing is fine and returns 0"
+    );
     with_root_receiver(env, |_, n| {
         let now = time::now();
         ensure!(deadline_err(syscall::set_deadline(now + hz, 64)) == Some((error::INVALID_ARGUMENT, 1)), "vector 64");
-        ensure!(deadline_err(syscall::set_deadline(now + hz, usize::MAX)) == Some((error::INVALID_ARGUMENT, 1)), "vector 2^64-1");
+        ensure!(
+            deadline_err(syscall::set_deadline(now + hz, usize::MAX)) == Some((error::INVALID_ARGUMENT, 1)),
+            "vector 2^64-1"
+        );
         let far = now + abi::deadline::MAX_AHEAD + hz;
         let e = deadline_err(syscall::set_deadline(far, TV));
         ensure!(
@@ -230,14 +241,26 @@ pub fn sleep_wakes_in_order(env: &mut Env) -> TResult {
         }
         for k in 1..10 {
             let (a, b) = (ORDER[k - 1].load(SeqCst), ORDER[k].load(SeqCst));
-            ensure!(DEADLINE[a].load(SeqCst) <= DEADLINE[b].load(SeqCst), "task {} (deadline {}) woke before task {} (deadline {})", a, DEADLINE[a].load(SeqCst), b, DEADLINE[b].load(SeqCst));
+            ensure!(
+                DEADLINE[a].load(SeqCst) <= DEADLINE[b].load(SeqCst),
+                "task {} (deadline {}) woke before task {} (deadline {})",
+                a,
+                DEADLINE[a].load(SeqCst),
+                b,
+                DEADLINE[b].load(SeqCst)
+            );
         }
         ensure!(park.waits.load(SeqCst) >= 1, "the executor never blocked in the kernel");
         ensure!(ran >= 100, "the lower-priority thread hardly ran ({} counts): the executor spun", ran);
         ensure!(st(stat::DEADLINES_FIRED) > fired, "no kernel deadline fired");
         ensure_eq!(th.pending(), 0, "timers left in the wheel");
         ensure_eq!(st(stat::DEADLINES_ARMED), base, "a kernel deadline left armed");
-        print!("({} waits, {} deadlines armed, witness {}) ", park.waits.load(SeqCst), th.timers().arms.load(SeqCst), ran);
+        print!(
+            "({} waits, {} deadlines armed, witness {}) ",
+            park.waits.load(SeqCst),
+            th.timers().arms.load(SeqCst),
+            ran
+        );
         Ok(())
     })
 }
@@ -265,7 +288,12 @@ pub fn timeout(env: &mut Env) -> TResult {
         }));
         let t1 = th.now();
         ensure!(r == Err(Elapsed), "time runs out first: {:?}", r);
-        ensure!(t1 >= t0 + 2 * unit && t1 <= t0 + 2 * unit + late, "timed out after {} ticks, wanted {}", t1 - t0, 2 * unit);
+        ensure!(
+            t1 >= t0 + 2 * unit && t1 <= t0 + 2 * unit + late,
+            "timed out after {} ticks, wanted {}",
+            t1 - t0,
+            2 * unit
+        );
         ensure_eq!(th.pending(), 0, "the inner sleep was dropped with its future");
         let r = rt.block_on(th.timeout(unit, core::future::pending::<()>()));
         ensure!(r == Err(Elapsed), "a future that never completes: {:?}", r);
@@ -435,7 +463,10 @@ pub fn deadline_follows_the_thread(env: &mut Env) -> TResult {
         ok!(tcb::set_affinity(t, other));
         ensure_eq!(st(stat::DEADLINES_ARMED), base + 1, "still armed after the move");
         crate::env::check_invariants()?;
-        ensure!(wait_until(dl - time::now().min(dl) + late, || CFG[2].wakes.load(SeqCst) == 1), "not woken after the move");
+        ensure!(
+            wait_until(dl - time::now().min(dl) + late, || CFG[2].wakes.load(SeqCst) == 1),
+            "not woken after the move"
+        );
         let at = CFG[2].woke_at.load(SeqCst);
         ensure!(at >= dl, "woken {} ticks early", dl - at);
         ensure_eq!(CFG[2].woke_hart.load(SeqCst), env.bi.hart_ids[other], "woken on the hart it was moved to");
@@ -527,7 +558,11 @@ pub fn deadlines_on_every_hart(env: &mut Env) -> TResult {
         ensure!(r == 1, "helper on hart index {} failed at line {}", h, r - 2);
         ensure_eq!(cfg.woke_hart.load(SeqCst), env.bi.hart_ids[h], "the helper ran on its hart");
     }
-    ensure!(st(stat::DEADLINES_FIRED) >= fired + harts, "kernel deadlines fired: {}", st(stat::DEADLINES_FIRED) - fired);
+    ensure!(
+        st(stat::DEADLINES_FIRED) >= fired + harts,
+        "kernel deadlines fired: {}",
+        st(stat::DEADLINES_FIRED) - fired
+    );
     ensure_eq!(st(stat::DEADLINES_ARMED), base, "left armed");
     for &t in &threads[..harts] {
         ok!(tcb::suspend(t));

@@ -8,7 +8,9 @@
 //! SoC) and fails at once, before any user-interrupt instruction, if the kernel offers neither.
 //! The root task executes `uipi`/CSR instructions only after a registration succeeded, so a
 //! kernel without the feature fails these tests instead of faulting the root task.
-use crate::env::{rdcycle, wall_cycles, Entry, Env, Fail, TResult, Thread, ThreadCfg, BENCH, CNODE, ROOT_DEPTH, ROOT_TCB};
+use crate::env::{
+    rdcycle, wall_cycles, Entry, Env, Fail, TResult, Thread, ThreadCfg, BENCH, CNODE, ROOT_DEPTH, ROOT_TCB,
+};
 use abi::{error as e, object as o, stat, uintr as u, MessageInfo};
 use core::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use userlib::invoke::rights;
@@ -339,7 +341,11 @@ pub(crate) fn need_mode(env: &Env) -> Result<usize, Fail> {
         BUDGET.store(if m == u::MODE_HARDWARE { 1 << 25 } else { 1 << 34 }, SeqCst);
         Ok(m)
     } else {
-        Err(Fail::new(file!(), line!(), format_args!("the kernel offers no user interrupts (BootInfo.uintr_mode {})", m)))
+        Err(Fail::new(
+            file!(),
+            line!(),
+            format_args!("the kernel offers no user interrupts (BootInfo.uintr_mode {})", m),
+        ))
     }
 }
 
@@ -469,7 +475,14 @@ pub(crate) fn with_cleanup(env: &mut Env, test: fn(&mut Env, &mut Cleanup) -> TR
 
 /// A thread (not started) on hart index `hart`, bound to `ntfn` and registered as its
 /// receiver; returns it and its slot.
-pub(crate) fn spawn_receiver(env: &mut Env, c: &mut Cleanup, entry: Entry, arg: usize, hart: usize, ntfn: usize) -> Result<(Thread, usize), Fail> {
+pub(crate) fn spawn_receiver(
+    env: &mut Env,
+    c: &mut Cleanup,
+    entry: Entry,
+    arg: usize,
+    hart: usize,
+    ntfn: usize,
+) -> Result<(Thread, usize), Fail> {
     let cfg = ThreadCfg { start: false, affinity: Some(hart), ..ThreadCfg::default() };
     let t = env.spawn_cfg(entry as *const () as usize, arg, cfg)?;
     c.receiver(t.tcb);
@@ -578,7 +591,11 @@ fn csr_state_per_thread_inner(env: &mut Env, _c: &mut Cleanup) -> TResult {
     env.spawn(csr_thread, 1, 255)?;
     ensure!(yield_until(|| CSR_STEPS.load(SeqCst) >= 1), "thread 1 never set its U-CSRs (did csrw fault?)");
     env.spawn(csr_thread, 2, 255)?;
-    ensure!(yield_until(|| CSR_DONE.load(SeqCst) >= 2 || CSR_BAD.load(SeqCst) != 0), "threads did not finish: {} of 2", CSR_DONE.load(SeqCst));
+    ensure!(
+        yield_until(|| CSR_DONE.load(SeqCst) >= 2 || CSR_BAD.load(SeqCst) != 0),
+        "threads did not finish: {} of 2",
+        CSR_DONE.load(SeqCst)
+    );
     let bad = CSR_BAD.load(SeqCst);
     ensure!(
         bad == 0,
@@ -591,7 +608,11 @@ fn csr_state_per_thread_inner(env: &mut Env, _c: &mut Cleanup) -> TResult {
         CSR_WANT[1].load(SeqCst)
     );
     ensure_eq!(CSR_FRESH[0].load(SeqCst), 0, "utvec|uscratch of a new thread (thread 1)");
-    ensure_eq!(CSR_FRESH[1].load(SeqCst), 0, "utvec|uscratch of a new thread started after another set them (thread 2)");
+    ensure_eq!(
+        CSR_FRESH[1].load(SeqCst),
+        0,
+        "utvec|uscratch of a new thread started after another set them (thread 2)"
+    );
     let sw = CSR_SWITCHES.load(SeqCst);
     ensure!(sw >= CSR_ROUNDS, "only {} switches between the two threads in {} rounds each", sw, CSR_ROUNDS);
     Ok(())
@@ -641,9 +662,19 @@ fn cross_core_inner(env: &mut Env, c: &mut Cleanup) -> TResult {
             let sender = (es1 - es0).saturating_sub(overhead);
             let receiver = er1 - er0;
             if mode == u::MODE_HARDWARE {
-                ensure!(sender == 0 && receiver == 0, "hardware mode: send + delivery cost {} sender and {} receiver kernel entries", sender, receiver);
+                ensure!(
+                    sender == 0 && receiver == 0,
+                    "hardware mode: send + delivery cost {} sender and {} receiver kernel entries",
+                    sender,
+                    receiver
+                );
             } else {
-                ensure!(sender > 0 && receiver > 0, "emulated mode: send + delivery cost {} sender and {} receiver kernel entries (expected > 0)", sender, receiver);
+                ensure!(
+                    sender > 0 && receiver > 0,
+                    "emulated mode: send + delivery cost {} sender and {} receiver kernel entries (expected > 0)",
+                    sender,
+                    receiver
+                );
             }
         }
     }
@@ -653,7 +684,12 @@ fn cross_core_inner(env: &mut Env, c: &mut Cleanup) -> TResult {
         uintr::send(i);
     }
     let want = (vector_bit(5) | vector_bit(0) | vector_bit(63)) as usize;
-    ensure!(await_on(!cross, || r.bits.load(SeqCst) == want), "burst of three vectors: handler saw {:#x}, want {:#x}", r.bits.load(SeqCst), want);
+    ensure!(
+        await_on(!cross, || r.bits.load(SeqCst) == want),
+        "burst of three vectors: handler saw {:#x}, want {:#x}",
+        r.bits.load(SeqCst),
+        want
+    );
     ensure_eq!(r.hits.load(SeqCst), 6, "vector bits delivered in all (each exactly once)");
     ensure_eq!(EXTERNAL.load(SeqCst), 0, "external user interrupts taken");
     Ok(())
@@ -692,7 +728,12 @@ fn deschedule_inner(env: &mut Env, c: &mut Cleanup) -> TResult {
     ensure_eq!(r.calls.load(SeqCst), calls, "handler calls while the receiver was suspended");
     ok!(tcb::resume(t.tcb));
     let want = (vector_bit(12) | vector_bit(13)) as usize;
-    ensure!(await_on(here, || r.bits.load(SeqCst) == want), "after Resume the handler saw {:#x}, want {:#x}", r.bits.load(SeqCst), want);
+    ensure!(
+        await_on(here, || r.bits.load(SeqCst) == want),
+        "after Resume the handler saw {:#x}, want {:#x}",
+        r.bits.load(SeqCst),
+        want
+    );
     ensure_eq!(r.wrong_thread.load(SeqCst), 0, "handler calls on another thread");
 
     // (b) Blocked in an endpoint Recv on the root task's hart: the interrupt waits until the
@@ -715,7 +756,11 @@ fn deschedule_inner(env: &mut Env, c: &mut Cleanup) -> TResult {
     syscall::send(ep, MessageInfo::new(1, 0, 0, 0), [0; 4]);
     ensure!(yield_until(|| r1.wakes.load(SeqCst) >= 1), "the receiver did not return from Recv");
     ensure_eq!(r1.bits.load(SeqCst), vector_bit(20), "bits the handler got after the Recv");
-    ensure_eq!(r1.seen.load(SeqCst), vector_bit(20), "bits already delivered at the first user instructions after the Recv");
+    ensure_eq!(
+        r1.seen.load(SeqCst),
+        vector_bit(20),
+        "bits already delivered at the first user instructions after the Recv"
+    );
     ensure_eq!(r1.wrong_thread.load(SeqCst), 0, "handler calls on another thread");
     Ok(())
 }
@@ -766,7 +811,8 @@ fn many_senders_inner(env: &mut Env, c: &mut Cleanup) -> TResult {
         for &i in &mine {
             uintr::send(i);
         }
-        let done = || r.bits.load(SeqCst) == want && TX[0].done.load(SeqCst) >= round && TX[1].done.load(SeqCst) >= round;
+        let done =
+            || r.bits.load(SeqCst) == want && TX[0].done.load(SeqCst) >= round && TX[1].done.load(SeqCst) >= round;
         while !done() && !watchdog_fired() {
             syscall::wait(wake);
         }
@@ -835,7 +881,10 @@ fn poll_and_wait_inner(env: &mut Env, c: &mut Cleanup) -> TResult {
     syscall::signal(TX[0].go.load(SeqCst));
     ensure!(yield_until(|| r.wakes.load(SeqCst) >= 1), "a send from hart index {} did not end the wait", far);
     ensure_eq!(r.seen.load(SeqCst), vector_bit(11), "word returned by wait");
-    ensure!(gauge(stat::UINTR_WAIT_WAKEUPS) > wk0, "UINTR_WAIT_WAKEUPS did not count the wake-up: the waiter never blocked");
+    ensure!(
+        gauge(stat::UINTR_WAIT_WAKEUPS) > wk0,
+        "UINTR_WAIT_WAKEUPS did not count the wake-up: the waiter never blocked"
+    );
     ensure!(yield_until(|| r.ready.load(SeqCst) >= 2), "the waiter did not wait again");
     yields(3);
     let wk1 = gauge(stat::UINTR_WAIT_WAKEUPS);
@@ -982,10 +1031,24 @@ fn create_destroy_inner(env: &mut Env, c: &mut Cleanup) -> TResult {
         let slot_a = ok!(uintr::register_receiver(s_na));
         ensure!(slot_a < nslots, "cycle {}: slot {} >= uintr_slots {}", i, slot_a, nslots);
         let stale_bits = uintr::poll();
-        ensure!(stale_bits == 0, "cycle {}: a new receiver in slot {} (last one {}) found bits {:#x}", i, slot_a, slot_b, stale_bits);
+        ensure!(
+            stale_bits == 0,
+            "cycle {}: a new receiver in slot {} (last one {}) found bits {:#x}",
+            i,
+            slot_a,
+            slot_b,
+            stale_bits
+        );
         remote_send(ep, stale);
         let stray = poll_quiet();
-        ensure!(stray == 0, "cycle {}: an entry for the freed slot {} reached slot {}: {:#x}", i, slot_b, slot_a, stray);
+        ensure!(
+            stray == 0,
+            "cycle {}: an entry for the freed slot {} reached slot {}: {:#x}",
+            i,
+            slot_b,
+            slot_a,
+            stray
+        );
         ok!(cnode::mint(CNODE, s_ma, ROOT_DEPTH, CNODE, s_na, ROOT_DEPTH, rights::ALL, va));
         let idx = ok!(uintr::register_sender(s_ma, helper.tcb));
         remote_send(ep, idx);
@@ -1001,7 +1064,8 @@ fn create_destroy_inner(env: &mut Env, c: &mut Cleanup) -> TResult {
         ok!(del(s_m2b));
         ok!(del(s_mb));
         ok!(del(s_nb));
-        let (sl, en, ta) = (gauge(stat::UINTR_SLOTS_USED), gauge(stat::UINTR_ENTRIES_USED), gauge(stat::UINTR_TABLES_USED));
+        let (sl, en, ta) =
+            (gauge(stat::UINTR_SLOTS_USED), gauge(stat::UINTR_ENTRIES_USED), gauge(stat::UINTR_TABLES_USED));
         ensure!(
             sl == slots0 && en == entries0 && ta == tables0,
             "cycle {}: slots/entries/tables in use {}/{}/{}, at the start {}/{}/{}",
@@ -1245,7 +1309,10 @@ pub fn bench(env: &mut Env) -> TResult {
 fn irq_set_uintr_inner(env: &mut Env, c: &mut Cleanup) -> TResult {
     need_mode(env)?;
     let s = env.slot()?;
-    let err = expect_err!(userlib::irq::control_get(abi::init_cap::IRQ_CONTROL, 1 << 20, CNODE, s, ROOT_DEPTH), e::RANGE_ERROR);
+    let err = expect_err!(
+        userlib::irq::control_get(abi::init_cap::IRQ_CONTROL, 1 << 20, CNODE, s, ROOT_DEPTH),
+        e::RANGE_ERROR
+    );
     // The highest line: unused by the kernel on QEMU virt and on our SoC (spare).
     let line = err.mrs[1];
     ok!(userlib::irq::control_get(abi::init_cap::IRQ_CONTROL, line, CNODE, s, ROOT_DEPTH));

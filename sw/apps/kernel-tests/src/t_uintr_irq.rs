@@ -172,7 +172,9 @@ fn inner(env: &mut Env, c: &mut Cleanup) -> TResult {
                 expect_err!(tcb::set_affinity(ROOT_TCB, other), e::ILLEGAL_OPERATION);
             }
         }
-        IrqRoute::Forwarded => ensure!(env.bi.plic_user_context.iter().all(|&p| p == 0), "forwarded although the boot info has U contexts"),
+        IrqRoute::Forwarded => {
+            ensure!(env.bi.plic_user_context.iter().all(|&p| p == 0), "forwarded although the boot info has U contexts")
+        }
     }
     let direct = matches!(route, IrqRoute::Direct { .. });
     DIRECT.store(direct as usize, SeqCst);
@@ -206,7 +208,12 @@ fn inner(env: &mut Env, c: &mut Cleanup) -> TResult {
     }
     ensure_eq!(EXT_CALLS.load(SeqCst) + SIG_CALLS.load(SeqCst), ROUNDS, "handler calls in all (none spurious)");
     // A timer tick may land in one round's window; the delivery itself never enters the kernel.
-    ensure!(!direct || entry_free_rounds >= ROUNDS - 1, "direct delivery entered the kernel in {} of {} rounds", ROUNDS - entry_free_rounds, ROUNDS);
+    ensure!(
+        !direct || entry_free_rounds >= ROUNDS - 1,
+        "direct delivery entered the kernel in {} of {} rounds",
+        ROUNDS - entry_free_rounds,
+        ROUNDS
+    );
 
     // 2. A blocking Wait is woken by the device. Direct: the kernel takes the source while the
     // thread is parked, wakes it, and the thread then takes it as UEIP; forwarded: Wait
@@ -248,7 +255,11 @@ fn inner(env: &mut Env, c: &mut Cleanup) -> TResult {
     }
     ensure_eq!(WAKES.load(SeqCst), 1, "wake-ups of the receiver parked before the bind");
     if direct {
-        ensure!(spin_until_calls(before + 1), "the parked receiver woke ({:#x}) but took no UEIP", WAIT_BITS.load(SeqCst));
+        ensure!(
+            spin_until_calls(before + 1),
+            "the parked receiver woke ({:#x}) but took no UEIP",
+            WAIT_BITS.load(SeqCst)
+        );
         ensure_eq!(CLAIMED.load(SeqCst), dev.irq, "source claimed by the woken receiver");
     } else {
         ensure_eq!(WAIT_BITS.load(SeqCst), vector_bit(BADGE) as usize, "Wait's bits in the parked receiver");

@@ -23,7 +23,8 @@ pub fn retype_every_type(env: &mut Env) -> TResult {
         let obj = env.alloc(t, bits)?;
         ensure!(identify(obj.cptr) == Some(t), "type {} retyped into {:?}", t, identify(obj.cptr));
     }
-    let big = userlib::bootinfo::untypeds(env.bi).any(|(_, d)| d.is_device == 0 && d.size_bits as usize > o::GIGA_PAGE_BITS);
+    let big =
+        userlib::bootinfo::untypeds(env.bi).any(|(_, d)| d.is_device == 0 && d.size_bits as usize > o::GIGA_PAGE_BITS);
     if big {
         let g = env.alloc(o::GIGA_PAGE, 0)?;
         ensure!(identify(g.cptr) == Some(o::GIGA_PAGE), "giga page is {:?}", identify(g.cptr));
@@ -69,7 +70,10 @@ pub fn retype_errors(env: &mut Env) -> TResult {
     ensure_eq!(err.mrs[1], userlib::invoke::lookup_failure::DEPTH_MISMATCH, "lookup failure type (+1)");
     // Wrong invocations on an Untyped, and Retype on a non-Untyped.
     expect_err!(invoke0(u, label::CNODE_COPY, &[0, 0, 0, 0, 0], &[CNODE]), e::ILLEGAL_OPERATION);
-    expect_err!(invoke0(abi::init_cap::TCB, label::UNTYPED_RETYPE, &[2, 0, 0, 0, s, 1], &[CNODE]), e::ILLEGAL_OPERATION);
+    expect_err!(
+        invoke0(abi::init_cap::TCB, label::UNTYPED_RETYPE, &[2, 0, 0, 0, s, 1], &[CNODE]),
+        e::ILLEGAL_OPERATION
+    );
     // Too short a message.
     expect_err!(invoke0(u, label::UNTYPED_RETYPE, &[o::ENDPOINT, 0, 0], &[CNODE]), e::TRUNCATED_MESSAGE);
     expect_err!(invoke0(u, label::UNTYPED_RETYPE, &[o::ENDPOINT, 0, 0, 0, s, 1], &[]), e::TRUNCATED_MESSAGE);
@@ -135,7 +139,8 @@ pub fn watermark_and_reuse(env: &mut Env) -> TResult {
 }
 
 pub fn device_only_frames(env: &mut Env) -> TResult {
-    let Some((dev, _)) = userlib::bootinfo::untypeds(env.bi).find(|(_, d)| d.is_device != 0 && d.size_bits >= 12) else {
+    let Some((dev, _)) = userlib::bootinfo::untypeds(env.bi).find(|(_, d)| d.is_device != 0 && d.size_bits >= 12)
+    else {
         return Ok(()); // no device memory on this machine
     };
     let s = env.slot()?;
@@ -148,7 +153,8 @@ pub fn device_only_frames(env: &mut Env) -> TResult {
 pub fn revoke_reclaims(env: &mut Env) -> TResult {
     let u = env.alloc(o::UNTYPED, 16)?.cptr;
     let before = object_bytes();
-    let types = [(o::TCB, 0), (o::CNODE, 4), (o::ENDPOINT, 0), (o::NOTIFICATION, 0), (o::PAGE_4K, 0), (o::PAGE_TABLE, 0)];
+    let types =
+        [(o::TCB, 0), (o::CNODE, 4), (o::ENDPOINT, 0), (o::NOTIFICATION, 0), (o::PAGE_4K, 0), (o::PAGE_TABLE, 0)];
     let s = env.slots(types.len())?;
     let mut total = 0;
     for (i, (t, bits)) in types.iter().enumerate() {

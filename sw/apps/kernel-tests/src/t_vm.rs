@@ -41,7 +41,7 @@ pub fn map_read_write(env: &mut Env) -> TResult {
     check_words(va2, 0x5678, 16)?;
     ok!(vspace::page_unmap(alias));
     ok!(vspace::page_unmap(alias)); // unmapping an unmapped frame: nothing to do
-    // A 2 MiB page.
+                                    // A 2 MiB page.
     let region = env.va_region(512);
     let m = env.alloc(o::MEGA_PAGE, 0)?;
     env.map_frame(m.cptr, VSPACE, region, rights::READ_WRITE)?;

@@ -116,8 +116,14 @@ impl AxiNic {
         let eth = Mmio(eth_va);
         let link = Mac::new(&eth, now_us).bring_up(axi_hz, MAC_ADDR).map_err(AxiError::Mac)?;
         let pages = QUEUE * BUF / 4096;
-        let mut inner =
-            Inner { dma: Dma::new(Mmio(dma_va)), rx: ring(pages)?, tx: ring(pages)?, tx_len: [0; QUEUE], tx_starved: false, now_us };
+        let mut inner = Inner {
+            dma: Dma::new(Mmio(dma_va)),
+            rx: ring(pages)?,
+            tx: ring(pages)?,
+            tx_len: [0; QUEUE],
+            tx_starved: false,
+            now_us,
+        };
         start(&mut inner).map_err(AxiError::Dma)?;
         Ok(AxiNic { inner: Local::new(inner), stats: Local::new(NicStats::default()), link })
     }
@@ -187,7 +193,13 @@ impl AxiNic {
             s.desc_errors
         });
         if k <= REPORT {
-            userlib::println!("[net-server] AXI DMA {} descriptor {}: {}{}", what, i, e, if k == REPORT { " (no more reports)" } else { "" });
+            userlib::println!(
+                "[net-server] AXI DMA {} descriptor {}: {}{}",
+                what,
+                i,
+                e,
+                if k == REPORT { " (no more reports)" } else { "" }
+            );
         }
     }
 }

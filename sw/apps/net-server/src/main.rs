@@ -39,7 +39,10 @@ mod rt {
     use abi::bootinfo::process::ProcessInfo;
     use core::cell::UnsafeCell;
     use core::sync::atomic::{AtomicUsize, Ordering};
-    use netproto::{nic_kind, variant, NetConfig, CHAN_CAPACITY, CHAN_VADDR, CONFIG_VADDR, DATA_VADDR, DMA_VADDR, MMIO2_VADDR, MMIO_VADDR, NET_MAGIC, PLIC_CTX_VADDR, SYNC_PENDING};
+    use netproto::{
+        nic_kind, variant, NetConfig, CHAN_CAPACITY, CHAN_VADDR, CONFIG_VADDR, DATA_VADDR, DMA_VADDR, MMIO2_VADDR,
+        MMIO_VADDR, NET_MAGIC, PLIC_CTX_VADDR, SYNC_PENDING,
+    };
     use userlib::chan::{ChanMem, Server, ThreadPark};
     use userlib::task::timer::{KernelClock, Timers};
     use userlib::task::Executor;
@@ -101,7 +104,9 @@ mod rt {
 
         /// The timer tick at which smoltcp's clock reads `t` (or just after).
         pub fn ticks_at(t: smoltcp::time::Instant) -> u64 {
-            (t.total_micros().max(0) as u64).saturating_add(1).saturating_mul(TICKS_PER_US.load(Ordering::Relaxed) as u64)
+            (t.total_micros().max(0) as u64)
+                .saturating_add(1)
+                .saturating_mul(TICKS_PER_US.load(Ordering::Relaxed) as u64)
         }
     }
 
@@ -165,11 +170,17 @@ mod rt {
             match unsafe { AxiNic::new(MMIO_VADDR, MMIO2_VADDR, cfg.nic_axi_hz, clock::now_us) } {
                 Ok(n) => {
                     let l = n.link;
-                    let _ = write_str(&mut link, format_args!("AXI Ethernet (PHY {:#010x} at MDIO {}, {} Mb/s)", l.phy_id, l.phy_addr, l.mbps));
+                    let _ = write_str(
+                        &mut link,
+                        format_args!("AXI Ethernet (PHY {:#010x} at MDIO {}, {} Mb/s)", l.phy_id, l.phy_addr, l.mbps),
+                    );
                     Nic::Axi(n)
                 }
                 Err(e) => {
-                    println!("[net-server] AXI DMA at {:#x}, Ethernet at {:#x}: {}", cfg.mmio_paddr, cfg.mmio2_paddr, e);
+                    println!(
+                        "[net-server] AXI DMA at {:#x}, Ethernet at {:#x}: {}",
+                        cfg.mmio_paddr, cfg.mmio2_paddr, e
+                    );
                     fail("no NIC")
                 }
             }
@@ -200,7 +211,11 @@ mod rt {
             cfg.gateway[0], cfg.gateway[1], cfg.gateway[2], cfg.gateway[3], netproto::SOCKETS
         );
 
-        poller::setup(userlib::uintr::vector_bit(cfg.irq_vector as usize), [cfg.irq_slot as usize, cfg.irq2_slot as usize], cfg.plic_ctx_vaddr as usize);
+        poller::setup(
+            userlib::uintr::vector_bit(cfg.irq_vector as usize),
+            [cfg.irq_slot as usize, cfg.irq2_slot as usize],
+            cfg.plic_ctx_vaddr as usize,
+        );
         if cfg.variant == variant::SYNC {
             serve_sync(cfg);
         }

@@ -96,7 +96,15 @@ pub fn init(nic: &'static Nic, ip: [u8; 4], prefix: u8, gateway: [u8; 4], now: I
     for ((h, r), t) in handles.iter_mut().zip(rx.iter_mut()).zip(tx.iter_mut()) {
         *h = set.add(tcp::Socket::new(tcp::SocketBuffer::new(&mut r[..]), tcp::SocketBuffer::new(&mut t[..])));
     }
-    let stack = Stack { iface, set, handles, uses: [Use::Free; SOCKETS], since: [0; SOCKETS], listeners: [const { None }; LISTENERS], stats: StackStats::default() };
+    let stack = Stack {
+        iface,
+        set,
+        handles,
+        uses: [Use::Free; SOCKETS],
+        since: [0; SOCKETS],
+        listeners: [const { None }; LISTENERS],
+        stats: StackStats::default(),
+    };
     STACK.with(|s| *s = Some(stack));
 }
 

@@ -89,7 +89,16 @@ impl VirtioNic {
         for (i, f) in tx_free.iter_mut().enumerate() {
             *f = i as u8;
         }
-        let inner = Inner { raw, rx_va: rx as usize, tx_va: tx as usize, rx_of_token, tx_of_token: [0; QUEUE], tx_free, tx_free_n: QUEUE, tx_starved: false };
+        let inner = Inner {
+            raw,
+            rx_va: rx as usize,
+            tx_va: tx as usize,
+            rx_of_token,
+            tx_of_token: [0; QUEUE],
+            tx_free,
+            tx_free_n: QUEUE,
+            tx_starved: false,
+        };
         Ok(VirtioNic { inner: Local::new(inner), stats: Local::new(NicStats::default()), mac })
     }
 

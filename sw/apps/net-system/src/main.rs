@@ -81,7 +81,8 @@ mod rt {
     /// A sender entry in `tcb`'s table for `ntfn`, raising vector `badge`.
     fn sender(alloc: &mut RootAlloc, ntfn: usize, badge: usize, tcb: usize) -> usize {
         let m = alloc.slots(1).unwrap_or_else(|e| fail("slot", e)).start;
-        cnode::mint(ic::CNODE, m, DEPTH, ic::CNODE, ntfn, DEPTH, rights::ALL, badge).unwrap_or_else(|e| fail("mint notification", e));
+        cnode::mint(ic::CNODE, m, DEPTH, ic::CNODE, ntfn, DEPTH, rights::ALL, badge)
+            .unwrap_or_else(|e| fail("mint notification", e));
         uintr::register_sender(m, tcb).unwrap_or_else(|e| fail("NotificationRegisterSender", e))
     }
 
@@ -155,7 +156,12 @@ mod rt {
             let (magic, id) = unsafe { ((va as *const u32).read_volatile(), ((va + 8) as *const u32).read_volatile()) };
             let _ = vspace::page_unmap(f);
             if magic == VIRTIO_MAGIC && id == VIRTIO_NET {
-                return Some(NicDev { kind: nic_kind::VIRTIO, page: (f, d.paddr), page2: None, irqs: [d.irq as usize, 0] });
+                return Some(NicDev {
+                    kind: nic_kind::VIRTIO,
+                    page: (f, d.paddr),
+                    page2: None,
+                    irqs: [d.irq as usize, 0],
+                });
             }
         }
         None
@@ -174,7 +180,8 @@ mod rt {
     fn contiguous(alloc: &mut RootAlloc, bits: usize, pages: usize) -> (usize, usize) {
         let ut = alloc.object(object::UNTYPED, bits).unwrap_or_else(|e| fail("DMA untyped", e));
         let first = alloc.slots(pages).unwrap_or_else(|e| fail("DMA slots", e)).start;
-        untyped::retype(ut, object::PAGE_4K, 0, ic::CNODE, 0, 0, first, pages).unwrap_or_else(|e| fail("DMA frames", e));
+        untyped::retype(ut, object::PAGE_4K, 0, ic::CNODE, 0, 0, first, pages)
+            .unwrap_or_else(|e| fail("DMA frames", e));
         let pa = vspace::page_get_address(first).unwrap_or_else(|e| fail("Page_GetAddress", e));
         let last = vspace::page_get_address(first + pages - 1).unwrap_or_else(|e| fail("Page_GetAddress", e));
         if last != pa + (pages - 1) * PAGE {
@@ -235,7 +242,9 @@ mod rt {
         net[0] = Shared { frame: net_cfg, va: CONFIG_VADDR, write: false };
         tcp[0] = Shared { frame: tcp_cfg, va: CONFIG_VADDR, write: false };
         let mut at = 1;
-        for (frame, va) in [(Some(nic.page.0), MMIO_VADDR), (nic.page2.map(|p| p.0), MMIO2_VADDR), (ctx_page, PLIC_CTX_VADDR)] {
+        for (frame, va) in
+            [(Some(nic.page.0), MMIO_VADDR), (nic.page2.map(|p| p.0), MMIO2_VADDR), (ctx_page, PLIC_CTX_VADDR)]
+        {
             if let Some(frame) = frame {
                 net[at] = Shared { frame, va, write: true };
                 at += 1;
@@ -272,19 +281,24 @@ mod rt {
             for t in [netp.process.tcb, tcpp.process.tcb] {
                 alloc.sender_table(t).unwrap_or_else(|e| fail("sender table", e));
             }
-            (sender(&mut alloc, tcp_n, VEC_SERVER, netp.process.tcb), sender(&mut alloc, net_n, VEC_CLIENT, tcpp.process.tcb))
+            (
+                sender(&mut alloc, tcp_n, VEC_SERVER, netp.process.tcb),
+                sender(&mut alloc, net_n, VEC_CLIENT, tcpp.process.tcb),
+            )
         };
 
         // The NIC's interrupts: async, vector VEC_NIC on the net server's U-notification; sync,
         // bit NIC_BADGE of its plain notification (the kernel signals it).
         let badged = alloc.slots(1).unwrap_or_else(|e| fail("slot", e)).start;
         let badge = if sync { NIC_BADGE } else { VEC_NIC };
-        cnode::mint(ic::CNODE, badged, DEPTH, ic::CNODE, net_n, DEPTH, rights::ALL, badge).unwrap_or_else(|e| fail("mint", e));
+        cnode::mint(ic::CNODE, badged, DEPTH, ic::CNODE, net_n, DEPTH, rights::ALL, badge)
+            .unwrap_or_else(|e| fail("mint", e));
         let mut handlers = [0usize; 2];
         let mut route = None;
         for (h, &irq_n) in handlers.iter_mut().zip(nic.irqs.iter()).filter(|(_, &i)| i != 0) {
             *h = alloc.slots(1).unwrap_or_else(|e| fail("slot", e)).start;
-            irq::control_get(ic::IRQ_CONTROL, irq_n, ic::CNODE, *h, DEPTH).unwrap_or_else(|e| fail("IRQControl_Get", e));
+            irq::control_get(ic::IRQ_CONTROL, irq_n, ic::CNODE, *h, DEPTH)
+                .unwrap_or_else(|e| fail("IRQControl_Get", e));
             if sync {
                 irq::handler_set_notification(*h, badged).unwrap_or_else(|e| fail("IRQHandler_SetNotification", e));
             } else {
@@ -297,17 +311,26 @@ mod rt {
         }
         let direct = match route {
             Some(IrqRoute::Direct { hart }) if ctx_page.is_some() && Some(hart) == net_server_hart(bi) => true,
-            Some(IrqRoute::Direct { hart }) => fail("direct NIC interrupts without the net server's U-context page", hart),
+            Some(IrqRoute::Direct { hart }) => {
+                fail("direct NIC interrupts without the net server's U-context page", hart)
+            }
             _ => false,
         };
         // Sync: a thread per connection in the TCP server, made now, run after the rest.
         let mut workers = [0usize; SYNC_THREADS];
         let nworkers = if sync { SYNC_THREADS } else { 0 };
-        let layout = threads::Layout { stacks: THREAD_STACKS_VADDR, stride: THREAD_STRIDE, stack_pages: THREAD_STACK_PAGES, ipc: THREAD_IPC_VADDR };
-        threads::make(&mut alloc, &tcpp, &mut workers[..nworkers], &layout).unwrap_or_else(|e| fail("TCP server threads", e));
+        let layout = threads::Layout {
+            stacks: THREAD_STACKS_VADDR,
+            stride: THREAD_STRIDE,
+            stack_pages: THREAD_STACK_PAGES,
+            ipc: THREAD_IPC_VADDR,
+        };
+        threads::make(&mut alloc, &tcpp, &mut workers[..nworkers], &layout)
+            .unwrap_or_else(|e| fail("TCP server threads", e));
         let bits = netp.record.cnode_bits as usize;
         for (slot, &h) in [NET_IRQ_SLOT, NET_IRQ2_SLOT].iter().zip(handlers.iter()).filter(|(_, &h)| h != 0) {
-            cnode::copy(netp.process.cnode, *slot, bits, ic::CNODE, h, DEPTH, rights::ALL).unwrap_or_else(|e| fail("give the IRQHandler", e));
+            cnode::copy(netp.process.cnode, *slot, bits, ic::CNODE, h, DEPTH, rights::ALL)
+                .unwrap_or_else(|e| fail("give the IRQHandler", e));
         }
 
         let cfg = NetConfig {

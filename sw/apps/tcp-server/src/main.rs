@@ -13,12 +13,15 @@ fn main() {}
 #[cfg(target_arch = "riscv64")]
 mod rt {
     use abi::bootinfo::process::ProcessInfo;
-    use core::sync::atomic::{AtomicUsize, Ordering};
     use abi::MessageInfo;
     use core::future::Future;
     use core::pin::pin;
+    use core::sync::atomic::{AtomicUsize, Ordering};
     use core::task::{Context, Poll, Waker};
-    use netproto::{error, label, respond, rx_offset, tx_offset, variant, TcpConfig, BUF_BYTES, CHAN_CAPACITY, CHAN_VADDR, CONFIG_VADDR, DATA_VADDR, OK, SOCKETS, TCP_MAGIC};
+    use netproto::{
+        error, label, respond, rx_offset, tx_offset, variant, TcpConfig, BUF_BYTES, CHAN_CAPACITY, CHAN_VADDR,
+        CONFIG_VADDR, DATA_VADDR, OK, SOCKETS, TCP_MAGIC,
+    };
     use userlib::chan::{ChanMem, Client, Msg, ThreadPark};
     use userlib::task::{Executor, Handle};
     use userlib::{println, syscall};
@@ -246,13 +249,18 @@ mod rt {
             // SAFETY: the socket's two buffers in the data area, mapped read-write; the net
             // server does not touch them between our calls for this socket.
             let (req, resp) = unsafe {
-                (core::slice::from_raw_parts(rx as *const u8, size), core::slice::from_raw_parts_mut(tx as *mut u8, size))
+                (
+                    core::slice::from_raw_parts(rx as *const u8, size),
+                    core::slice::from_raw_parts_mut(tx as *mut u8, size),
+                )
             };
             core::hint::black_box(work(req, WORK.load(Ordering::Relaxed)));
             respond(req, resp);
             // The response goes out and (async) the next request is asked for at once: the RECV
             // writes the receive buffer, which this request no longer needs.
-            let (s, r) = net.both((label::SEND, &[sock as u64, 0, size as u64]), (label::RECV, &[sock as u64, 0, size as u64])).await;
+            let (s, r) = net
+                .both((label::SEND, &[sock as u64, 0, size as u64]), (label::RECV, &[sock as u64, 0, size as u64]))
+                .await;
             let mut sent = match s {
                 Some(s) if s.word(0) > 0 && s.word(0) as usize <= size => s.word(0) as usize,
                 _ => break 'conn,

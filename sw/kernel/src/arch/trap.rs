@@ -127,7 +127,8 @@ extern "C" fn kernel_trap(f: &mut TrapFrame) {
     }
     // An expected fault (crate::mm::probe): resume at the fix-up address instead of dying.
     let fixup = cpu.fault_fixup.load(Ordering::Relaxed);
-    if fixup != 0 && matches!(scause, EXC_ILLEGAL | EXC_LOAD_PAGE | EXC_STORE_PAGE | EXC_LOAD_ACCESS | EXC_STORE_ACCESS) {
+    if fixup != 0 && matches!(scause, EXC_ILLEGAL | EXC_LOAD_PAGE | EXC_STORE_PAGE | EXC_LOAD_ACCESS | EXC_STORE_ACCESS)
+    {
         cpu.fault_fixup.store(0, Ordering::Relaxed);
         f.sepc = fixup;
         return;

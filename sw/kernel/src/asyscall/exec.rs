@@ -138,7 +138,10 @@ fn item_words(i: &Item) -> [usize; ITEM_WORDS] {
 /// The oldest complete request from `at` items on: its first item, its arguments (or the error for an impossible
 /// length) and how many ring items it takes. None: nothing complete yet.
 #[allow(clippy::type_complexity)]
-fn next_request(t: &mut Tcb, at: usize) -> Result<Option<(Item, Result<([usize; asys::MAX_ARGS], usize), Error>, usize)>, ()> {
+fn next_request(
+    t: &mut Tcb,
+    at: usize,
+) -> Result<Option<(Item, Result<([usize; asys::MAX_ARGS], usize), Error>, usize)>, ()> {
     let req = t.asys.req.as_mut().ok_or(())?;
     let Some(first) = req.peek(at).map_err(|_| ())? else { return Ok(None) };
     let len = first.len as usize;

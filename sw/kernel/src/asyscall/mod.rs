@@ -52,7 +52,17 @@ pub struct Handler {
 
 impl Default for Handler {
     fn default() -> Handler {
-        Handler { on: false, req: None, rep: None, req_base: 0, rep_base: 0, vector: 0, run: None, next: null_mut(), prev: null_mut() }
+        Handler {
+            on: false,
+            req: None,
+            rep: None,
+            req_base: 0,
+            rep_base: 0,
+            vector: 0,
+            run: None,
+            next: null_mut(),
+            prev: null_mut(),
+        }
     }
 }
 
@@ -159,7 +169,8 @@ fn ring_place(cap: Cap, offset: usize, capacity: usize, arg: u8) -> Result<(u64,
 /// TCB_RegisterSyscallBuffer on thread `t` (see `abi::label`).
 pub fn register(me: &mut Tcb, t: &mut Tcb, m: &Msg) -> InvResult {
     m.need(5, 2)?;
-    let (req_off, req_cap, rep_off, rep_cap, vector) = (m.mr(me, 0), m.mr(me, 1), m.mr(me, 2), m.mr(me, 3), m.mr(me, 4));
+    let (req_off, req_cap, rep_off, rep_cap, vector) =
+        (m.mr(me, 0), m.mr(me, 1), m.mr(me, 2), m.mr(me, 3), m.mr(me, 4));
     let (req_base, req_at) = ring_place(m.caps[0].0, req_off, req_cap, 1)?;
     let (rep_base, rep_at) = ring_place(m.caps[1].0, rep_off, rep_cap, 2)?;
     if vector > abi::uintr::MAX_VECTOR {
@@ -179,7 +190,9 @@ pub fn register(me: &mut Tcb, t: &mut Tcb, m: &Msg) -> InvResult {
     unregister(t);
     // Deleting the old copies can destroy objects: insert only from sources that still name
     // the frames (as TCB Configure does).
-    if !caps::cdt::same_object(&req_cap_copy, &cap_at(req_src)) || !caps::cdt::same_object(&rep_cap_copy, &cap_at(rep_src)) {
+    if !caps::cdt::same_object(&req_cap_copy, &cap_at(req_src))
+        || !caps::cdt::same_object(&rep_cap_copy, &cap_at(rep_src))
+    {
         return Err(Error::InvalidCapability(1));
     }
     caps::cdt::insert(&mut KSlots, req_src, t.slot(tcb::ASYS_REQ), req_cap_copy)?;

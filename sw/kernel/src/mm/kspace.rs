@@ -1,9 +1,9 @@
 //! The kernel address space: kernel image with per-section permissions, every other byte of
 //! RAM read-write in the window (never executable), and each device the machine has.
+use super::WindowMem;
 use super::{frames, phys_to_virt, virt_to_phys};
 use devtree::Region;
 use spin::Once;
-use super::WindowMem;
 use sv39::{Flags, Mapper};
 
 /// `satp` of the kernel address space, once built.

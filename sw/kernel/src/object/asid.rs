@@ -3,10 +3,13 @@
 //! unmapped, so a deleted VSpace can never be written through a stale cap.
 //!
 //! The hardware ASID field is not used: every switch of address space flushes the TLB.
-use crate::kcell::KCell;
 use super::{at, cap_at, tcb::Tcb, InvResult, KSlots};
 use crate::ipc::Msg;
-use abi::{label, object::{ASID_POOLS, ASID_POOL_ENTRIES}};
+use crate::kcell::KCell;
+use abi::{
+    label,
+    object::{ASID_POOLS, ASID_POOL_ENTRIES},
+};
 use caps::{cap::PT_ROOT, cspace::lookup_slot_exact, Cap, Error, Slots};
 
 /// Physical address of each pool (0 = none).

@@ -1,6 +1,10 @@
 //! CNode invocations: Copy, Mint, Move, Mutate, Rotate, Delete, Revoke, CancelBadgedSends and
 //! SaveCaller, all addressed relative to the invoked CNode (seL4 semantics).
-use super::{cap_at, tcb::{self, Tcb}, InvResult, KSlots};
+use super::{
+    cap_at,
+    tcb::{self, Tcb},
+    InvResult, KSlots,
+};
 use crate::ipc::Msg;
 use abi::label;
 use caps::{cspace::lookup_slot_exact, Cap, Error, Rights, Slot, SlotRef};
@@ -51,7 +55,8 @@ fn preserving_update(cap: Cap, data: usize) -> Result<Cap, Error> {
 }
 
 /// A kernel slot to swap through (Rotate with dest == src).
-static mut SCRATCH: Slot = Slot { cap: Cap::Null, mdb: caps::Mdb { prev: 0, next: 0, revocable: false, first_badged: false } };
+static mut SCRATCH: Slot =
+    Slot { cap: Cap::Null, mdb: caps::Mdb { prev: 0, next: 0, revocable: false, first_badged: false } };
 
 pub fn invoke(me: &mut Tcb, service: Cap, m: &Msg) -> InvResult {
     let mr = |i| m.mr(me, i);

@@ -22,7 +22,11 @@ pub struct Endpoint {
 const _: () = assert!(core::mem::size_of::<Endpoint>() <= 1 << abi::object::ENDPOINT_BITS);
 
 pub fn create(pa: u64) {
-    at::<core::mem::MaybeUninit<Endpoint>>(pa).write(Endpoint { state: EpState::Idle, head: null_mut(), tail: null_mut() });
+    at::<core::mem::MaybeUninit<Endpoint>>(pa).write(Endpoint {
+        state: EpState::Idle,
+        head: null_mut(),
+        tail: null_mut(),
+    });
 }
 
 pub fn enqueue(head: &mut *mut Tcb, tail: &mut *mut Tcb, t: &mut Tcb) {

@@ -4,9 +4,9 @@
 //! instead hand the source to a user thread through its hart's U-mode context
 //! (`crate::uintr::ueip`); the kernel then keeps it masked in its own context except while
 //! that thread is parked in Wait.
-use crate::kcell::KCell;
 use super::{at, cap_at, tcb::Tcb, InvResult, KSlots};
 use crate::ipc::Msg;
+use crate::kcell::KCell;
 use crate::plic;
 use abi::{label, uintr};
 use caps::{cspace::lookup_slot_exact, Cap, Error};
@@ -178,7 +178,9 @@ pub fn invoke_handler(me: &mut Tcb, cap: Cap, m: &Msg) -> InvResult {
         }
         label::IRQ_SET_IRQ_HANDLER | label::IRQ_SET_UINTR => {
             m.need(0, 1)?;
-            let Cap::Notification { obj, badge, rights, .. } = m.caps[0].0 else { return Err(Error::InvalidCapability(1)) };
+            let Cap::Notification { obj, badge, rights, .. } = m.caps[0].0 else {
+                return Err(Error::InvalidCapability(1));
+            };
             if !rights.write {
                 return Err(Error::InvalidCapability(1));
             }

@@ -105,7 +105,12 @@ pub fn finalise(cap: Cap) {
             }
             Cap::IrqHandler { irq } => irq::clear_handler(irq),
             Cap::Reply { tcb, .. } => tcb::reply_cap_gone(tcb),
-            Cap::Null | Cap::Untyped { .. } | Cap::IrqControl | Cap::AsidControl | Cap::DebugControl | Cap::UintrControl => {}
+            Cap::Null
+            | Cap::Untyped { .. }
+            | Cap::IrqControl
+            | Cap::AsidControl
+            | Cap::DebugControl
+            | Cap::UintrControl => {}
         }
     }
 }

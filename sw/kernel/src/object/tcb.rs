@@ -33,10 +33,23 @@ pub enum Fault {
     None,
     /// cptr that failed, whether in the receive phase.
     /// `lookup`: seL4_LookupFailureType of why (2, missing capability, for wrong rights).
-    Cap { cptr: usize, in_recv: bool, lookup: usize },
-    UnknownSyscall { number: usize },
-    UserException { cause: usize, tval: usize },
-    Vm { addr: usize, cause: usize, fetch: bool },
+    Cap {
+        cptr: usize,
+        in_recv: bool,
+        lookup: usize,
+    },
+    UnknownSyscall {
+        number: usize,
+    },
+    UserException {
+        cause: usize,
+        tval: usize,
+    },
+    Vm {
+        addr: usize,
+        cause: usize,
+        fetch: bool,
+    },
 }
 
 #[repr(C)]
@@ -465,8 +478,7 @@ pub fn invoke(me: &mut Tcb, target: u64, m: &Msg) -> InvResult {
             if !rights.read {
                 return Err(Error::IllegalOperation);
             }
-            super::notification::bind(at(obj), t)
-                .map(|_| 0)
+            super::notification::bind(at(obj), t).map(|_| 0)
         }
         label::TCB_UNBIND_NOTIFICATION => {
             if t.bound_ntfn == 0 {

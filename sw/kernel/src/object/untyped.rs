@@ -32,7 +32,9 @@ pub fn invoke(me: &mut Tcb, slot: u64, m: &Msg) -> InvResult {
         let s = lookup_slot_exact(&KSlots, root, node_index as u64, node_depth as u8).map_err(Error::FailedLookup)?;
         cap_at(s)
     };
-    let Cap::CNode { base: cn_base, radix, .. } = cnode else { return Err(Error::FailedLookup(caps::cspace::LookupFault::InvalidRoot)) };
+    let Cap::CNode { base: cn_base, radix, .. } = cnode else {
+        return Err(Error::FailedLookup(caps::cspace::LookupFault::InvalidRoot));
+    };
     let slots = 1usize << radix;
     if node_offset >= slots {
         return Err(Error::RangeError { min: 0, max: slots as u64 - 1 });
@@ -88,7 +90,9 @@ fn zero_ahead(slot: u64, ut: &mut Cap, end: u64) -> Result<(), Error> {
     while at < end {
         let chunk_end = (at + crate::preempt::ZERO_CHUNK).min(end);
         // SAFETY: RAM above the watermark belongs to no object; mapped in the window.
-        unsafe { core::ptr::write_bytes(crate::mm::phys_to_virt(at as usize) as *mut u8, 0, (chunk_end - at) as usize) };
+        unsafe {
+            core::ptr::write_bytes(crate::mm::phys_to_virt(at as usize) as *mut u8, 0, (chunk_end - at) as usize)
+        };
         at = chunk_end;
         *cleared = at - *base;
         if at < end && !crate::preempt::charge(1) {
@@ -102,7 +106,13 @@ fn zero_ahead(slot: u64, ut: &mut Cap, end: u64) -> Result<(), Error> {
 fn make_object(ty: usize, pa: u64, size_bits: u8, obj_bits: u8, device: bool) -> Cap {
     match ty {
         // Zeroed by the retype (RAM): its own retypes need not zero again.
-        object::UNTYPED => Cap::Untyped { base: pa, size_bits, free_index: 0, device, cleared: if device { 0 } else { 1u64 << size_bits } },
+        object::UNTYPED => Cap::Untyped {
+            base: pa,
+            size_bits,
+            free_index: 0,
+            device,
+            cleared: if device { 0 } else { 1u64 << size_bits },
+        },
         object::TCB => {
             super::tcb::create(pa, crate::percpu::this().hart);
             Cap::Tcb { obj: pa }

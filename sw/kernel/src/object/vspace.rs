@@ -1,6 +1,10 @@
 //! Sv39 address spaces built from capabilities: PageTable objects (the root one owns an ASID)
 //! and frames of 4 KiB, 2 MiB and 1 GiB; their Map/Unmap/GetAddress invocations.
-use super::{at, asid, tcb::{self, Tcb}, InvResult, KSlots};
+use super::{
+    asid, at,
+    tcb::{self, Tcb},
+    InvResult, KSlots,
+};
 use crate::ipc::Msg;
 use abi::{label, layout::USER_TOP};
 use caps::{cap::PT_ROOT, cspace::LookupFault, Cap, Error, Rights, Slots};
@@ -48,7 +52,9 @@ pub fn satp_of(t: &Tcb) -> (usize, usize) {
 /// The VSpace root a cap names, if it is a root with a live ASID.
 fn root_of(cap: Cap) -> Result<(u64, u16), Error> {
     match cap {
-        Cap::PageTable { base, mapped: Some((asid, PT_ROOT)) } if asid::vspace_of(asid) == Some(base) => Ok((base, asid)),
+        Cap::PageTable { base, mapped: Some((asid, PT_ROOT)) } if asid::vspace_of(asid) == Some(base) => {
+            Ok((base, asid))
+        }
         Cap::PageTable { mapped: Some((_, PT_ROOT)), .. } => Err(Error::FailedLookup(LookupFault::InvalidRoot)),
         _ => Err(Error::InvalidCapability(1)),
     }
@@ -201,7 +207,9 @@ pub fn invoke_frame(me: &mut Tcb, slot: u64, cap: Cap, m: &Msg) -> InvResult {
             let level = level_of(size_bits);
             let (pte, l) = walk(root, va as u64, level);
             if l != level {
-                return Err(Error::FailedLookup(LookupFault::MissingCapability { bits_left: (12 + 9 * (l + 1)) as u8 }));
+                return Err(Error::FailedLookup(LookupFault::MissingCapability {
+                    bits_left: (12 + 9 * (l + 1)) as u8,
+                }));
             }
             // A remap in place rewrites only an entry that still maps this frame: the entry the
             // cap remembers may have gone with its page table and been reused by another.

@@ -64,7 +64,8 @@ fn uipi_op(t: &mut Tcb, op: usize, rs1: usize) -> Option<usize> {
     let slot = t.uintr.slot.checked_sub(1);
     match op {
         uipi::SEND => {
-            if let Some((s, vector)) = Some(t.uintr.table).filter(|&tb| tb != 0).and_then(|tb| sender::lookup(tb, rs1)) {
+            if let Some((s, vector)) = Some(t.uintr.table).filter(|&tb| tb != 0).and_then(|tb| sender::lookup(tb, rs1))
+            {
                 if (s as usize) < uintc::count() {
                     super::deliver(s, 1 << vector);
                 }
@@ -164,4 +165,3 @@ pub fn fetch(t: &Tcb, stval: usize) -> Option<u32> {
     }
     Some(u32::from_le_bytes(b))
 }
-

@@ -29,8 +29,14 @@ mod uintc;
 
 pub(crate) use park::wake;
 pub use park::{deliver, kernel_signal, on_kernel_entry, poll_parked, unpark, wait};
-pub use register::{cap_deleted, cap_moved, free_receiver, invoke_control, invoke_sender_table, register_receiver, register_sender, sender_table_destroyed, tcb_destroyed};
-pub(crate) use sender::{create as sender_table_created, for_each as for_each_sender_table, decode as decode_sender_handle, entry_meta as sender_entry_meta};
+pub use register::{
+    cap_deleted, cap_moved, free_receiver, invoke_control, invoke_sender_table, register_receiver, register_sender,
+    sender_table_destroyed, tcb_destroyed,
+};
+pub(crate) use sender::{
+    create as sender_table_created, decode as decode_sender_handle, entry_meta as sender_entry_meta,
+    for_each as for_each_sender_table,
+};
 pub use switch::{on_idle, release, save_on_trap, switch_to};
 
 use crate::kcell::KCell;

@@ -147,4 +147,3 @@ pub fn on_kernel_entry() {
         poll_parked();
     }
 }
-

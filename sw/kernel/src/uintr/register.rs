@@ -2,7 +2,7 @@
 //! notifications (a fixed pool of the UINTC, under a grant from UintrControl), sender tables
 //! (objects from the sender's own Untyped) bound to threads, entries in them for the threads
 //! that signal, and the clean-up when caps, tables, notifications or threads go.
-use super::{hardware, owners, park, reload, release, sender, slot_owner, switch, uintc, SlotOwner, USIP};
+use super::{hardware, owners, park, release, reload, sender, slot_owner, switch, uintc, SlotOwner, USIP};
 use crate::ipc;
 use crate::object::tcb::{State, Tcb};
 use crate::object::{at, notification::Notification};

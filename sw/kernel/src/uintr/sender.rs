@@ -72,7 +72,13 @@ pub fn entries_used() -> usize {
 /// Untyped_Retype made a table at `table` (zeroed memory): put it on the list.
 pub fn create(table: u64) {
     let r = registry();
-    at::<core::mem::MaybeUninit<Header>>(table + HEADER).write(Header { owner: core::ptr::null_mut(), next: r.head, prev: 0, used: 0, hwm: 0 });
+    at::<core::mem::MaybeUninit<Header>>(table + HEADER).write(Header {
+        owner: core::ptr::null_mut(),
+        next: r.head,
+        prev: 0,
+        used: 0,
+        hwm: 0,
+    });
     if r.head != 0 {
         header(r.head).prev = table;
     }

@@ -1,7 +1,7 @@
 //! Moving a thread's user-interrupt state between its TCB and a hart's CSRs: saved on every
 //! trap from user mode, loaded when the hart switches to another thread (writing only the CSRs
 //! that differ), and the receiver slot made Active where its thread runs.
-use super::{park, sender, ueip, uintc, this_hart, UINTR_BITS, USIP};
+use super::{park, sender, this_hart, ueip, uintc, UINTR_BITS, USIP};
 use crate::arch::csr::{csrc, csrr, csrr_n, csrs, csrw_n};
 use crate::kcell::KCell;
 use crate::object::tcb::Tcb;
@@ -83,7 +83,8 @@ pub fn save_on_trap(t: *mut Tcb) {
     u.ucause = csrr_n!(csr::UCAUSE);
     u.utval = csrr_n!(csr::UTVAL);
     let c = csrs_of(percpu::this().hart);
-    (c.ustatus, c.utvec, c.uscratch, c.uepc, c.ucause, c.utval) = (u.ustatus, u.utvec, u.uscratch, u.uepc, u.ucause, u.utval);
+    (c.ustatus, c.utvec, c.uscratch, c.uepc, c.ucause, c.utval) =
+        (u.ustatus, u.utvec, u.uscratch, u.uepc, u.ucause, u.utval);
     c.sie = (c.sie & !c.sideleg) | u.uie;
 }
 

@@ -61,11 +61,7 @@ impl RingMem {
     /// # Safety
     /// `hdr` must point to a live [`Header`] and `slots` to `capacity` live [`Slot`]s, for as
     /// long as this `RingMem` or a handle made from it is in use.
-    pub unsafe fn from_parts(
-        hdr: *const Header,
-        slots: *const Slot,
-        capacity: usize,
-    ) -> Result<RingMem, RingError> {
+    pub unsafe fn from_parts(hdr: *const Header, slots: *const Slot, capacity: usize) -> Result<RingMem, RingError> {
         check_capacity(capacity)?;
         Ok(RingMem {
             hdr: NonNull::new(hdr as *mut Header).ok_or(RingError::BadSetup)?,

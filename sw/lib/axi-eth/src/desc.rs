@@ -65,8 +65,12 @@ impl core::fmt::Display for DescError {
             DescError::NotComplete => write!(f, "descriptor not complete"),
             DescError::Dma { status } => write!(f, "DMA error in descriptor status {status:#010x}"),
             DescError::RxLength { len, buf } => write!(f, "received length {len} outside 14..={buf}"),
-            DescError::RxNotWhole { sof, eof } => write!(f, "received frame not whole in one buffer (sof {sof}, eof {eof})"),
-            DescError::RxLengthMismatch { status, app4 } => write!(f, "received length {status} but the status stream says {app4}"),
+            DescError::RxNotWhole { sof, eof } => {
+                write!(f, "received frame not whole in one buffer (sof {sof}, eof {eof})")
+            }
+            DescError::RxLengthMismatch { status, app4 } => {
+                write!(f, "received length {status} but the status stream says {app4}")
+            }
             DescError::TxLength { sent, len } => write!(f, "transmit completed {sent} of {len} bytes"),
         }
     }

@@ -51,7 +51,8 @@ pub mod dma {
     pub const SR_DLY_IRQ: u32 = 1 << 13;
     pub const SR_ERR_IRQ: u32 = 1 << 14;
     /// Every error bit; any of them halts the channel until a reset.
-    pub const SR_ERRORS: u32 = SR_DMA_INT_ERR | SR_DMA_SLV_ERR | SR_DMA_DEC_ERR | SR_SG_INT_ERR | SR_SG_SLV_ERR | SR_SG_DEC_ERR;
+    pub const SR_ERRORS: u32 =
+        SR_DMA_INT_ERR | SR_DMA_SLV_ERR | SR_DMA_DEC_ERR | SR_SG_INT_ERR | SR_SG_SLV_ERR | SR_SG_DEC_ERR;
     /// The interrupt bits (write 1 to clear).
     pub const SR_IRQS: u32 = SR_IOC_IRQ | SR_DLY_IRQ | SR_ERR_IRQ;
 }

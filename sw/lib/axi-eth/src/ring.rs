@@ -41,7 +41,13 @@ impl<const N: usize> Ring<N> {
     /// # Safety
     /// `desc_va` must point to `DESC_BYTES` and `buf_va` to `N * buf_len` bytes of memory that
     /// this ring alone uses for as long as it lives, which the DMA sees at `desc_pa`/`buf_pa`.
-    pub unsafe fn new(desc_va: usize, desc_pa: u64, buf_va: usize, buf_pa: u64, buf_len: usize) -> Result<Self, RingError> {
+    pub unsafe fn new(
+        desc_va: usize,
+        desc_pa: u64,
+        buf_va: usize,
+        buf_pa: u64,
+        buf_len: usize,
+    ) -> Result<Self, RingError> {
         if N == 0 || !desc_va.is_multiple_of(64) || !desc_pa.is_multiple_of(64) || buf_len == 0 || buf_len > MAX_BUF {
             return Err(RingError::Layout);
         }
@@ -49,7 +55,13 @@ impl<const N: usize> Ring<N> {
         for i in 0..N {
             let next = r.desc_pa(i + 1);
             let buf = r.buf_pa + (i * buf_len) as u64;
-            let d = Desc { next: next as u32, next_msb: (next >> 32) as u32, buf: buf as u32, buf_msb: (buf >> 32) as u32, ..Desc::default() };
+            let d = Desc {
+                next: next as u32,
+                next_msb: (next >> 32) as u32,
+                buf: buf as u32,
+                buf_msb: (buf >> 32) as u32,
+                ..Desc::default()
+            };
             // SAFETY: descriptor i of the memory the caller gave us.
             unsafe { r.desc(i).write_volatile(d) };
         }

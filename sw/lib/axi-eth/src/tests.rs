@@ -111,17 +111,36 @@ fn transmit_ring_fills_up_and_drains() {
 fn bad_descriptors_are_errors_not_panics() {
     // Catches: trusting the DMA's length or flags.
     assert_eq!(check_rx(ST_RXSOF | ST_RXEOF | 60, BUF), Err(DescError::NotComplete));
-    assert_eq!(check_rx(ST_COMPLETE | ST_RXSOF | ST_RXEOF | ST_SLV_ERR | 60, BUF), Err(DescError::Dma { status: ST_COMPLETE | ST_RXSOF | ST_RXEOF | ST_SLV_ERR | 60 }));
-    assert_eq!(check_rx(ST_COMPLETE | ST_RXSOF | ST_RXEOF | (BUF as u32 + 1), BUF), Err(DescError::RxLength { len: BUF + 1, buf: BUF }));
-    assert_eq!(check_rx(ST_COMPLETE | ST_RXSOF | ST_RXEOF | ST_LEN_MASK, BUF), Err(DescError::RxLength { len: ST_LEN_MASK as usize, buf: BUF }));
+    assert_eq!(
+        check_rx(ST_COMPLETE | ST_RXSOF | ST_RXEOF | ST_SLV_ERR | 60, BUF),
+        Err(DescError::Dma { status: ST_COMPLETE | ST_RXSOF | ST_RXEOF | ST_SLV_ERR | 60 })
+    );
+    assert_eq!(
+        check_rx(ST_COMPLETE | ST_RXSOF | ST_RXEOF | (BUF as u32 + 1), BUF),
+        Err(DescError::RxLength { len: BUF + 1, buf: BUF })
+    );
+    assert_eq!(
+        check_rx(ST_COMPLETE | ST_RXSOF | ST_RXEOF | ST_LEN_MASK, BUF),
+        Err(DescError::RxLength { len: ST_LEN_MASK as usize, buf: BUF })
+    );
     assert_eq!(check_rx(ST_COMPLETE | ST_RXSOF | ST_RXEOF | 13, BUF), Err(DescError::RxLength { len: 13, buf: BUF }));
     assert_eq!(check_rx(ST_COMPLETE | ST_RXSOF | 1000, BUF), Err(DescError::RxNotWhole { sof: true, eof: false }));
     assert_eq!(check_rx(ST_COMPLETE | ST_RXEOF | 1000, BUF), Err(DescError::RxNotWhole { sof: false, eof: true }));
     assert_eq!(check_rx_app4(ST_COMPLETE | ST_RXSOF | ST_RXEOF | 60, 60, BUF), Ok(60));
-    assert_eq!(check_rx_app4(ST_COMPLETE | ST_RXSOF | ST_RXEOF | 60, 0xABCD_0000 | 60, BUF), Ok(60), "APP4's high half is not the length");
-    assert_eq!(check_rx_app4(ST_COMPLETE | ST_RXSOF | ST_RXEOF | 60, 64, BUF), Err(DescError::RxLengthMismatch { status: 60, app4: 64 }));
+    assert_eq!(
+        check_rx_app4(ST_COMPLETE | ST_RXSOF | ST_RXEOF | 60, 0xABCD_0000 | 60, BUF),
+        Ok(60),
+        "APP4's high half is not the length"
+    );
+    assert_eq!(
+        check_rx_app4(ST_COMPLETE | ST_RXSOF | ST_RXEOF | 60, 64, BUF),
+        Err(DescError::RxLengthMismatch { status: 60, app4: 64 })
+    );
     assert_eq!(check_tx(ST_COMPLETE | 99, 100), Err(DescError::TxLength { sent: 99, len: 100 }));
-    assert_eq!(check_tx(ST_COMPLETE | ST_DEC_ERR | 100, 100), Err(DescError::Dma { status: ST_COMPLETE | ST_DEC_ERR | 100 }));
+    assert_eq!(
+        check_tx(ST_COMPLETE | ST_DEC_ERR | 100, 100),
+        Err(DescError::Dma { status: ST_COMPLETE | ST_DEC_ERR | 100 })
+    );
     assert_eq!(check_tx(100, 100), Err(DescError::NotComplete));
 }
 
@@ -151,8 +170,20 @@ impl Dev {
             (p::CTRL1000, p::CTRL1000_FULL),
             (p::STAT1000, p::STAT1000_PARTNER_FULL),
         ]);
-        let words = HashMap::from([(m::IS, m::INT_MGT_RDY), (m::MCR, m::MCR_READY), (d::MM2S + d::SR, d::SR_HALTED | d::SR_SG_INCLUDED)]);
-        Dev { words: RefCell::new(words), phy_addr, phy: RefCell::new(phy), busy: Cell::new(0), pending_read: Cell::new(None), mdio_ops: Cell::new(0), reset_reads: Cell::new(2) }
+        let words = HashMap::from([
+            (m::IS, m::INT_MGT_RDY),
+            (m::MCR, m::MCR_READY),
+            (d::MM2S + d::SR, d::SR_HALTED | d::SR_SG_INCLUDED),
+        ]);
+        Dev {
+            words: RefCell::new(words),
+            phy_addr,
+            phy: RefCell::new(phy),
+            busy: Cell::new(0),
+            pending_read: Cell::new(None),
+            mdio_ops: Cell::new(0),
+            reset_reads: Cell::new(2),
+        }
     }
     fn get(&self, off: usize) -> u32 {
         *self.words.borrow().get(&off).unwrap_or(&0)
@@ -258,7 +289,10 @@ fn bring_up_failures_are_reported() {
     // MDIO stuck busy.
     let dev = Dev::new(1, true);
     dev.words.borrow_mut().insert(m::MCR, 0);
-    assert_eq!(Mac::new(&dev, clock()).bring_up(100_000_000, [2, 0, 0, 0, 0, 1]), Err(MacError::MdioTimeout { phy: 1, reg: p::PHYID1 }));
+    assert_eq!(
+        Mac::new(&dev, clock()).bring_up(100_000_000, [2, 0, 0, 0, 0, 1]),
+        Err(MacError::MdioTimeout { phy: 1, reg: p::PHYID1 })
+    );
 }
 
 #[test]
@@ -289,7 +323,10 @@ fn dma_reset_start_tail_and_irq_enables() {
     assert_eq!(dev.get(d::S2MM + d::CR) & (d::CR_IOC_IRQ_EN | d::CR_RUN), d::CR_RUN);
     // A channel halted on an error is reported by ack.
     dev.words.borrow_mut().insert(d::S2MM + d::SR, d::SR_HALTED | d::SR_SG_DEC_ERR | d::SR_ERR_IRQ);
-    assert_eq!(dma.ack(), Err(DmaError::Halted { channel: Channel::Rx, sr: d::SR_HALTED | d::SR_SG_DEC_ERR | d::SR_ERR_IRQ }));
+    assert_eq!(
+        dma.ack(),
+        Err(DmaError::Halted { channel: Channel::Rx, sr: d::SR_HALTED | d::SR_SG_DEC_ERR | d::SR_ERR_IRQ })
+    );
     // A reset that never completes.
     let dev = Dev::new(1, true);
     dev.reset_reads.set(u32::MAX);

@@ -116,10 +116,7 @@ impl<'a> Modules<'a> {
         let name = core::str::from_utf8(&raw[..end]).map_err(|_| Error::BadName)?;
         let offset = u64_at(self.region, e + NAME_LEN).ok_or(Error::OutOfBounds)? as usize;
         let size = u64_at(self.region, e + NAME_LEN + 8).ok_or(Error::OutOfBounds)? as usize;
-        let data = offset
-            .checked_add(size)
-            .and_then(|end| self.region.get(offset..end))
-            .ok_or(Error::OutOfBounds)?;
+        let data = offset.checked_add(size).and_then(|end| self.region.get(offset..end)).ok_or(Error::OutOfBounds)?;
         if offset < HEADER + self.count * ENTRY {
             return Err(Error::OutOfBounds); // overlaps the table itself
         }

@@ -41,20 +41,52 @@ pub enum Cap {
     /// `free_index`: bytes already retyped from the start (the watermark). `cleared`: bytes
     /// from the start known to be zero above the watermark (a retype zeroes ahead of it, in
     /// preemptible chunks, and keeps its progress here).
-    Untyped { size_bits: u8, device: bool, base: u64, free_index: u64, cleared: u64 },
-    CNode { radix: u8, guard_bits: u8, base: u64, guard: u64 },
-    Endpoint { rights: Rights, obj: u64, badge: u64 },
+    Untyped {
+        size_bits: u8,
+        device: bool,
+        base: u64,
+        free_index: u64,
+        cleared: u64,
+    },
+    CNode {
+        radix: u8,
+        guard_bits: u8,
+        base: u64,
+        guard: u64,
+    },
+    Endpoint {
+        rights: Rights,
+        obj: u64,
+        badge: u64,
+    },
     /// `uintr`: the sender-table entry registered through this very cap (0: none), freed
     /// with it; an opaque kernel handle that copies do not inherit.
-    Notification { rights: Rights, obj: u64, badge: u64, uintr: u64 },
-    Tcb { obj: u64 },
+    Notification {
+        rights: Rights,
+        obj: u64,
+        badge: u64,
+        uintr: u64,
+    },
+    Tcb {
+        obj: u64,
+    },
     /// `mapped`: (ASID, virtual address) while the frame is mapped.
-    Frame { size_bits: u8, rights: Rights, base: u64, mapped: Option<(u16, u64)> },
+    Frame {
+        size_bits: u8,
+        rights: Rights,
+        base: u64,
+        mapped: Option<(u16, u64)>,
+    },
     /// `mapped`: (ASID, virtual address) of a page table linked into a VSpace, or
     /// (ASID, [`PT_ROOT`]) for a VSpace root that owns an ASID.
-    PageTable { base: u64, mapped: Option<(u16, u64)> },
+    PageTable {
+        base: u64,
+        mapped: Option<(u16, u64)>,
+    },
     IrqControl,
-    IrqHandler { irq: u32 },
+    IrqHandler {
+        irq: u32,
+    },
     AsidControl,
     /// Authority over the privileged debug calls (halt the machine, dump the scheduler with
     /// kernel addresses). Created once at boot for the root task; cannot be copied.
@@ -63,12 +95,20 @@ pub enum Cap {
     /// sender tables). Created once at boot for the root task; cannot be copied.
     UintrControl,
     /// A pool of 512 ASIDs starting at `asid_base`, stored in a 4 KiB object at `base`.
-    AsidPool { asid_base: u16, base: u64 },
+    AsidPool {
+        asid_base: u16,
+        base: u64,
+    },
     /// A U-notification sender table (`abi::object::UINTR_SENDER_TABLE`) at `base`.
-    SenderTable { base: u64 },
+    SenderTable {
+        base: u64,
+    },
     /// The right to reply once to thread `tcb` (non-MCS seL4: lives in the receiver's caller
     /// slot until used, saved or deleted).
-    Reply { can_grant: bool, tcb: u64 },
+    Reply {
+        can_grant: bool,
+        tcb: u64,
+    },
 }
 
 /// `PageTable.mapped` address of a VSpace root.
@@ -82,7 +122,12 @@ impl Cap {
     /// The object this cap names, as (type tag, base address), for identity comparisons.
     pub fn object(&self) -> Option<(u8, u64)> {
         Some(match *self {
-            Cap::Null | Cap::IrqControl | Cap::AsidControl | Cap::DebugControl | Cap::UintrControl | Cap::Reply { .. } => return None,
+            Cap::Null
+            | Cap::IrqControl
+            | Cap::AsidControl
+            | Cap::DebugControl
+            | Cap::UintrControl
+            | Cap::Reply { .. } => return None,
             Cap::Untyped { base, .. } => (0, base),
             Cap::CNode { base, .. } => (4, base),
             Cap::Endpoint { obj, .. } => (2, obj),
@@ -119,8 +164,12 @@ impl Cap {
     pub fn mask_rights(self, mask: Rights) -> Cap {
         match self {
             Cap::Endpoint { obj, badge, rights } => Cap::Endpoint { obj, badge, rights: rights.intersect(mask) },
-            Cap::Notification { obj, badge, rights, uintr } => Cap::Notification { obj, badge, rights: rights.intersect(mask), uintr },
-            Cap::Frame { base, size_bits, rights, mapped } => Cap::Frame { base, size_bits, rights: rights.intersect(mask), mapped },
+            Cap::Notification { obj, badge, rights, uintr } => {
+                Cap::Notification { obj, badge, rights: rights.intersect(mask), uintr }
+            }
+            Cap::Frame { base, size_bits, rights, mapped } => {
+                Cap::Frame { base, size_bits, rights: rights.intersect(mask), mapped }
+            }
             c => c,
         }
     }
@@ -131,7 +180,9 @@ impl Cap {
         match self {
             Cap::Endpoint { obj, badge: 0, rights } => Some(Cap::Endpoint { obj, badge: data, rights }),
             // A registered sender cap keeps its vector (= badge): it cannot be re-badged.
-            Cap::Notification { obj, badge: 0, rights, uintr: 0 } => Some(Cap::Notification { obj, badge: data, rights, uintr: 0 }),
+            Cap::Notification { obj, badge: 0, rights, uintr: 0 } => {
+                Some(Cap::Notification { obj, badge: data, rights, uintr: 0 })
+            }
             Cap::Endpoint { .. } | Cap::Notification { .. } => None,
             Cap::CNode { base, radix, .. } => {
                 // seL4 layout of the data word: guard size in bits 5:0, guard value above.
@@ -152,7 +203,9 @@ impl Cap {
     pub fn derive(self) -> Result<Cap, crate::Error> {
         match self {
             Cap::Null => Err(crate::Error::InvalidCapability(1)),
-            Cap::IrqControl | Cap::AsidControl | Cap::DebugControl | Cap::UintrControl | Cap::Reply { .. } => Err(crate::Error::IllegalOperation),
+            Cap::IrqControl | Cap::AsidControl | Cap::DebugControl | Cap::UintrControl | Cap::Reply { .. } => {
+                Err(crate::Error::IllegalOperation)
+            }
             Cap::Frame { base, size_bits, rights, .. } => Ok(Cap::Frame { base, size_bits, rights, mapped: None }),
             Cap::PageTable { mapped: None, .. } => Err(crate::Error::IllegalOperation),
             Cap::Notification { obj, badge, rights, .. } => Ok(Cap::Notification { obj, badge, rights, uintr: 0 }),

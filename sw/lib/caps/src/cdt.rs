@@ -91,7 +91,9 @@ pub fn insert(s: &mut impl Slots, src: SlotRef, dest: SlotRef, cap: Cap) -> Resu
     if s.cap(src).is_null() {
         return Err(Error::InvalidCapability(1));
     }
-    if let (Cap::Untyped { base: nb, size_bits: ns, .. }, Cap::Untyped { base, size_bits, device, cleared, .. }) = (cap, s.cap(src)) {
+    if let (Cap::Untyped { base: nb, size_bits: ns, .. }, Cap::Untyped { base, size_bits, device, cleared, .. }) =
+        (cap, s.cap(src))
+    {
         if nb == base && ns == size_bits {
             s.set_cap(src, Cap::Untyped { base, size_bits, free_index: 1u64 << size_bits, device, cleared });
         }

@@ -7,10 +7,19 @@ pub enum LookupFault {
     /// The root (or a cap on the way) is not a CNode.
     InvalidRoot,
     /// A slot on the way is empty or not a CNode, with `bits_left` still to resolve.
-    MissingCapability { bits_left: u8 },
+    MissingCapability {
+        bits_left: u8,
+    },
     /// `depth` ran out or overflowed in the middle of a level.
-    DepthMismatch { bits_found: u8, bits_left: u8 },
-    GuardMismatch { bits_left: u8, guard: u64, guard_bits: u8 },
+    DepthMismatch {
+        bits_found: u8,
+        bits_left: u8,
+    },
+    GuardMismatch {
+        bits_left: u8,
+        guard: u64,
+        guard_bits: u8,
+    },
 }
 
 /// The slot a CNode operation names: `cptr` must resolve exactly `depth` bits.
@@ -35,7 +44,11 @@ fn resolve(s: &impl Slots, root: Cap, cptr: u64, depth: u8) -> Result<(SlotRef, 
     let mut left = depth;
     loop {
         let Cap::CNode { base, radix, guard, guard_bits } = node else {
-            return Err(if left == depth { LookupFault::InvalidRoot } else { LookupFault::MissingCapability { bits_left: left } });
+            return Err(if left == depth {
+                LookupFault::InvalidRoot
+            } else {
+                LookupFault::MissingCapability { bits_left: left }
+            });
         };
         let level = radix + guard_bits;
         if level == 0 || level > left {

@@ -54,7 +54,10 @@ pub enum Error {
     InvalidArgument(u8),
     InvalidCapability(u8),
     IllegalOperation,
-    RangeError { min: u64, max: u64 },
+    RangeError {
+        min: u64,
+        max: u64,
+    },
     AlignmentError,
     FailedLookup(cspace::LookupFault),
     /// A lookup of a destination (seL4's failedLookupWasSource = false).
@@ -63,7 +66,9 @@ pub enum Error {
     RevokeFirst,
     /// The message is shorter than the invocation needs (seL4_TruncatedMessage).
     Truncated,
-    NotEnoughMemory { available: u64 },
+    NotEnoughMemory {
+        available: u64,
+    },
     /// Not an answer: the kernel's work budget for this entry ran out with the invocation's
     /// state consistent; the system call is restarted and carries on where it stopped.
     Preempted,

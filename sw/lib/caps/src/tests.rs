@@ -35,7 +35,13 @@ fn ep(obj: u64) -> Cap {
 /// An original endpoint cap in slot 1, as retype would leave it.
 fn with_original_endpoint() -> HostSlots {
     let mut s = HostSlots::default();
-    s.set(slot(0), Slot { cap: Cap::Untyped { base: 0x8000_0000, size_bits: 20, free_index: 16, device: false, cleared: 0 }, mdb: Mdb { revocable: true, first_badged: true, ..Mdb::default() } });
+    s.set(
+        slot(0),
+        Slot {
+            cap: Cap::Untyped { base: 0x8000_0000, size_bits: 20, free_index: 16, device: false, cleared: 0 },
+            mdb: Mdb { revocable: true, first_badged: true, ..Mdb::default() },
+        },
+    );
     cdt::insert_new_object(&mut s, slot(0), slot(1), ep(0x8000_0000)).unwrap();
     s
 }
@@ -46,7 +52,10 @@ fn lookup_through_guard_and_radix() {
     assert_eq!(cspace::lookup_slot_exact(&s, root_cnode(), 5, 64), Ok(slot(5)));
     assert_eq!(cspace::lookup_slot(&s, root_cnode(), 0xff), Ok(slot(0xff)));
     assert!(matches!(cspace::lookup_slot(&s, root_cnode(), 1 << 20), Err(cspace::LookupFault::GuardMismatch { .. })));
-    assert!(matches!(cspace::lookup_slot_exact(&s, root_cnode(), 5, 32), Err(cspace::LookupFault::DepthMismatch { .. })));
+    assert!(matches!(
+        cspace::lookup_slot_exact(&s, root_cnode(), 5, 32),
+        Err(cspace::LookupFault::DepthMismatch { .. })
+    ));
     assert_eq!(cspace::lookup_slot(&s, ep(1), 5), Err(cspace::LookupFault::InvalidRoot));
 }
 
@@ -80,12 +89,28 @@ fn mint_badges_and_revoke_removes_only_descendants() {
 
     // Revoking the badged cap removes its copy only.
     let mut finals = Vec::new();
-    assert_eq!(cdt::revoke(&mut s, slot(3), &mut |c, last| { if last { finals.push(c) } true }), (1, false));
+    assert_eq!(
+        cdt::revoke(&mut s, slot(3), &mut |c, last| {
+            if last {
+                finals.push(c)
+            }
+            true
+        }),
+        (1, false)
+    );
     assert!(s.cap(slot(4)).is_null() && !s.cap(slot(3)).is_null());
     assert!(finals.is_empty(), "the endpoint is still named by other caps");
 
     // Revoking the original removes every derived cap; the original stays.
-    assert_eq!(cdt::revoke(&mut s, slot(1), &mut |c, last| { if last { finals.push(c) } true }), (2, false));
+    assert_eq!(
+        cdt::revoke(&mut s, slot(1), &mut |c, last| {
+            if last {
+                finals.push(c)
+            }
+            true
+        }),
+        (2, false)
+    );
     assert!(s.cap(slot(2)).is_null() && s.cap(slot(3)).is_null() && !s.cap(slot(1)).is_null());
     // Deleting the last cap reports the object as final.
     assert_eq!(cdt::delete(&mut s, slot(1)), Some(ep(0x8000_0000)));
@@ -99,7 +124,12 @@ fn revoking_untyped_reclaims_every_object_inside() {
     cdt::insert(&mut s, slot(5), slot(6), nt.derive().unwrap()).unwrap();
     assert!(cdt::has_children(&s, slot(0)));
     let mut finals = Vec::new();
-    cdt::revoke(&mut s, slot(0), &mut |c, last| { if last { finals.push(c) } true });
+    cdt::revoke(&mut s, slot(0), &mut |c, last| {
+        if last {
+            finals.push(c)
+        }
+        true
+    });
     assert!((1..=6).all(|i| s.cap(slot(i)).is_null()));
     assert!(!cdt::has_children(&s, slot(0)));
     assert_eq!(finals.len(), 2, "each object reported once, when its last cap went: {finals:?}");
@@ -219,7 +249,10 @@ fn revoke_stops_when_asked_and_resumes() {
         cdt::insert(&mut s, slot(1), slot(i), c).unwrap();
     }
     let mut budget = 2;
-    let (n, more) = cdt::revoke(&mut s, slot(1), &mut |_, _| { budget -= 1; budget > 0 });
+    let (n, more) = cdt::revoke(&mut s, slot(1), &mut |_, _| {
+        budget -= 1;
+        budget > 0
+    });
     assert_eq!((n, more), (2, true));
     let (n, more) = cdt::revoke(&mut s, slot(1), &mut |_, _| true);
     assert_eq!((n, more), (3, false));

@@ -14,7 +14,11 @@ fn tmp(name: &str) -> PathBuf {
 fn compile_dts(path: &str) -> StdVec<u8> {
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path);
     let out = tmp("fixture.dtb");
-    let st = Command::new("dtc").args(["-I", "dts", "-O", "dtb", "-o"]).arg(&out).arg(&src).status()
+    let st = Command::new("dtc")
+        .args(["-I", "dts", "-O", "dtb", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .status()
         .expect("dtc (device-tree-compiler) is required: run `make deps`");
     assert!(st.success());
     std::fs::read(out).unwrap()
@@ -24,7 +28,8 @@ fn compile_dts(path: &str) -> StdVec<u8> {
 fn qemu_virt_dtb() -> StdVec<u8> {
     let out = tmp("virt.dtb");
     let st = Command::new("qemu-system-riscv64")
-        .args(["-machine"]).arg(format!("virt,dumpdtb={}", out.display()))
+        .args(["-machine"])
+        .arg(format!("virt,dumpdtb={}", out.display()))
         .args(["-smp", "4", "-m", "256M", "-nographic", "-bios", "none"])
         .output()
         .expect("qemu-system-riscv64 is required: run `make deps`");
@@ -71,14 +76,18 @@ fn rocket_soc_devices_and_disabled_harts() {
     assert_eq!(m.exit_device.map(|r| r.base), Some(0x6020_0000));
     assert!(m.virtio_mmio.is_empty());
     assert_eq!(m.axi_dma, Some(AxiDma { reg: Region { base: 0x6010_0000, size: 0x1_0000 }, tx_irq: 4, rx_irq: 5 }));
-    assert_eq!(m.axi_ethernet, Some(AxiEthernet { reg: Region { base: 0x6014_0000, size: 0x4_0000 }, mac_irq: 2, irq: 3 }));
+    assert_eq!(
+        m.axi_ethernet,
+        Some(AxiEthernet { reg: Region { base: 0x6014_0000, size: 0x4_0000 }, mac_irq: 2, irq: 3 })
+    );
     assert!(m.has_bootarg("selftest.inject-panic") && m.has_bootarg("quiet"));
     assert!(!m.has_bootarg("selftest"), "whole words only");
 }
 
 /// The fixture with its DMA node's interrupt properties replaced by `props`.
 fn soc_with_dma_interrupts(props: &str) -> StdVec<u8> {
-    let src = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/rocket-soc.dts")).unwrap();
+    let src =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/rocket-soc.dts")).unwrap();
     let old = "interrupts = <4 5>;\n                        interrupt-names = \"mm2s_introut\", \"s2mm_introut\";";
     assert!(src.contains(old));
     let dts = tmp("dma.dts");
@@ -91,7 +100,10 @@ fn soc_with_dma_interrupts(props: &str) -> StdVec<u8> {
 #[test]
 fn axi_dma_interrupts_by_name_by_order_or_not_at_all() {
     // Names decide over order.
-    let m = Machine::from_bytes(&soc_with_dma_interrupts("interrupts = <5 4>; interrupt-names = \"s2mm_introut\", \"mm2s_introut\";")).unwrap();
+    let m = Machine::from_bytes(&soc_with_dma_interrupts(
+        "interrupts = <5 4>; interrupt-names = \"s2mm_introut\", \"mm2s_introut\";",
+    ))
+    .unwrap();
     assert_eq!(m.axi_dma.map(|d| (d.tx_irq, d.rx_irq)), Some((4, 5)));
     // Without names: transmit first, as Xilinx's binding lists them.
     let m = Machine::from_bytes(&soc_with_dma_interrupts("interrupts = <4 5>;")).unwrap();
@@ -99,7 +111,10 @@ fn axi_dma_interrupts_by_name_by_order_or_not_at_all() {
     // A DMA whose receive interrupt is missing is no usable NIC: not offered.
     let m = Machine::from_bytes(&soc_with_dma_interrupts("interrupts = <4>;")).unwrap();
     assert_eq!(m.axi_dma, None);
-    let m = Machine::from_bytes(&soc_with_dma_interrupts("interrupts = <4 5>; interrupt-names = \"mm2s_introut\", \"other\";")).unwrap();
+    let m = Machine::from_bytes(&soc_with_dma_interrupts(
+        "interrupts = <4 5>; interrupt-names = \"mm2s_introut\", \"other\";",
+    ))
+    .unwrap();
     assert_eq!(m.axi_dma, None);
 }
 
@@ -126,15 +141,18 @@ fn isa_string_parsing() {
 fn subtracting_reservations_leaves_aligned_free_memory() {
     let ram = [Region { base: 0x8000_0000, size: 0x1000_0000 }];
     let holes = [
-        Region { base: 0x8000_0000, size: 0x20_0000 },      // firmware
-        Region { base: 0x8020_0000, size: 0x3_1234 },       // kernel image, unaligned end
-        Region { base: 0x8fe0_0000, size: 0x1800 },         // device tree at the top of RAM
-        Region { base: 0x9000_0000, size: 0x1000 },         // outside RAM: ignored
+        Region { base: 0x8000_0000, size: 0x20_0000 }, // firmware
+        Region { base: 0x8020_0000, size: 0x3_1234 },  // kernel image, unaligned end
+        Region { base: 0x8fe0_0000, size: 0x1800 },    // device tree at the top of RAM
+        Region { base: 0x9000_0000, size: 0x1000 },    // outside RAM: ignored
     ];
     let free = subtract_regions(&ram, &holes, 0x1000);
-    assert_eq!(free.as_slice(), [
-        Region { base: 0x8023_2000, size: 0x8fe0_0000 - 0x8023_2000 },
-        Region { base: 0x8fe0_2000, size: 0x9000_0000 - 0x8fe0_2000 },
-    ]);
+    assert_eq!(
+        free.as_slice(),
+        [
+            Region { base: 0x8023_2000, size: 0x8fe0_0000 - 0x8023_2000 },
+            Region { base: 0x8fe0_2000, size: 0x9000_0000 - 0x8fe0_2000 },
+        ]
+    );
     assert!(subtract_regions(&ram, &[ram[0]], 0x1000).is_empty());
 }

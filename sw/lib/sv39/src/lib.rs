@@ -161,7 +161,9 @@ impl<'m, M: PhysMem> Mapper<'m, M> {
         if !is_canonical(va) {
             return Err(MapError::NonCanonical);
         }
-        if !flags.contains(Flags::R) && !flags.contains(Flags::X) || flags.contains(Flags::W) && !flags.contains(Flags::R) {
+        if !flags.contains(Flags::R) && !flags.contains(Flags::X)
+            || flags.contains(Flags::W) && !flags.contains(Flags::R)
+        {
             return Err(MapError::BadFlags);
         }
         let mut table = self.root;
@@ -196,7 +198,11 @@ impl<'m, M: PhysMem> Mapper<'m, M> {
         while off < len {
             let size = [PageSize::Size1G, PageSize::Size2M, PageSize::Size4K]
                 .into_iter()
-                .find(|s| (va + off).is_multiple_of(s.bytes()) && (pa + off).is_multiple_of(s.bytes()) && len - off >= s.bytes())
+                .find(|s| {
+                    (va + off).is_multiple_of(s.bytes())
+                        && (pa + off).is_multiple_of(s.bytes())
+                        && len - off >= s.bytes()
+                })
                 .unwrap_or(PageSize::Size4K);
             self.map(va + off, pa + off, size, flags)?;
             off += size.bytes();

@@ -131,7 +131,10 @@ impl<const N: usize> Client<N> {
         }
         // SAFETY: as `SysBuf::init`.
         let (req, rep) = unsafe {
-            (RingMem::attach(buf.req_vaddr as *mut u8, buf.capacity).ok()?, RingMem::attach(buf.rep_vaddr as *mut u8, buf.capacity).ok()?)
+            (
+                RingMem::attach(buf.req_vaddr as *mut u8, buf.capacity).ok()?,
+                RingMem::attach(buf.rep_vaddr as *mut u8, buf.capacity).ok()?,
+            )
         };
         inner.req = Some(req.producer());
         inner.rep = Some(rep.consumer());
@@ -218,7 +221,12 @@ impl<const N: usize> Inner<N> {
 
     fn fail(&mut self) {
         self.broken = true;
-        for w in self.entries.iter_mut().filter_map(|e| e.waker.take()).chain(self.waiters.iter_mut().filter_map(|w| w.take())) {
+        for w in self
+            .entries
+            .iter_mut()
+            .filter_map(|e| e.waker.take())
+            .chain(self.waiters.iter_mut().filter_map(|w| w.take()))
+        {
             w.wake();
         }
     }

@@ -15,7 +15,8 @@ struct Table {
 // and read only by that thread (key match), or after the key is withdrawn by nobody.
 unsafe impl Sync for Table {}
 
-static TABLE: Table = Table { keys: [const { AtomicUsize::new(0) }; THREADS], clients: UnsafeCell::new([None; THREADS]) };
+static TABLE: Table =
+    Table { keys: [const { AtomicUsize::new(0) }; THREADS], clients: UnsafeCell::new([None; THREADS]) };
 
 fn me() -> usize {
     crate::ipc::ipc_buffer_addr()

@@ -38,14 +38,26 @@ pub trait Submit: Sync {
 /// WakeSyscallHandler: Ok(requests run inside the call) or the error code (no buffer).
 pub fn wake() -> Result<usize, usize> {
     let r = crate::syscall::sys6(abi::syscall::WAKE_SYSCALL_HANDLER, [0; 6]);
-    if r[0] == 0 { Ok(r[1]) } else { Err(r[0]) }
+    if r[0] == 0 {
+        Ok(r[1])
+    } else {
+        Err(r[0])
+    }
 }
 
 /// Run `r` the sync way (the buffer is unusable, or there is none).
 fn sync(r: &Request) -> Completion {
     match r.sync() {
-        Ok(rep) => Completion { code: 0, len: rep.info.length as u32, words: core::array::from_fn(|i| rep.regs.get(i).copied().unwrap_or(0) as u64) },
-        Err(e) => Completion { code: e.code as u32, len: 4, words: core::array::from_fn(|i| e.mrs.get(i).copied().unwrap_or(0) as u64) },
+        Ok(rep) => Completion {
+            code: 0,
+            len: rep.info.length as u32,
+            words: core::array::from_fn(|i| rep.regs.get(i).copied().unwrap_or(0) as u64),
+        },
+        Err(e) => Completion {
+            code: e.code as u32,
+            len: 4,
+            words: core::array::from_fn(|i| e.mrs.get(i).copied().unwrap_or(0) as u64),
+        },
     }
 }
 

@@ -67,7 +67,13 @@ pub fn untyped_retype(
     node_offset: usize,
     num_objects: usize,
 ) -> Op<()> {
-    invoke(service, label::UNTYPED_RETYPE, &[ty, size_bits, node_index, node_depth, node_offset, num_objects], &[root], unit)
+    invoke(
+        service,
+        label::UNTYPED_RETYPE,
+        &[ty, size_bits, node_index, node_depth, node_offset, num_objects],
+        &[root],
+        unit,
+    )
 }
 
 pub fn tcb_bind_notification(tcb: usize, ntfn: usize) -> Op<()> {
@@ -116,7 +122,13 @@ pub fn cnode_mint(
     rights: usize,
     badge: usize,
 ) -> Op<()> {
-    invoke(service, label::CNODE_MINT, &[dest_index, dest_depth, src_index, src_depth, rights, badge], &[src_root], unit)
+    invoke(
+        service,
+        label::CNODE_MINT,
+        &[dest_index, dest_depth, src_index, src_depth, rights, badge],
+        &[src_root],
+        unit,
+    )
 }
 
 /// Debug output of up to 16 bytes; resolves to how many were written.

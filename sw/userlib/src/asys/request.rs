@@ -85,7 +85,11 @@ impl Request {
     /// Ring items it takes.
     pub fn items(&self) -> usize {
         // A length past MAX_ARGS is refused from its first item alone (as the kernel reads it).
-        if self.len > FIRST_ITEM_ARGS && self.len <= MAX_ARGS { 2 } else { 1 }
+        if self.len > FIRST_ITEM_ARGS && self.len <= MAX_ARGS {
+            2
+        } else {
+            1
+        }
     }
 
     /// Its ring items for call `id` (the second only if [`Request::items`] is 2).

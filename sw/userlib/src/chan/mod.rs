@@ -33,14 +33,14 @@ mod server;
 #[cfg(test)]
 mod tests;
 
+/// The rings' layout (`aring`), for code that inspects a channel's memory (tests, debuggers).
+pub use aring::{ring_bytes, HEADER_BYTES as RING_HEADER_BYTES};
 pub use blocking::call_blocking;
 pub use client::{Call, Client};
 pub use layout::{chan_bytes, ChanMem, Side, CHAN_HEADER_BYTES};
 pub use msg::{Msg, BAD_REQUEST};
 pub use park::{Endpoint, ThreadPark, MAX_ENDPOINTS, REMOTE_SPIN_CYCLES};
 pub use server::Server;
-/// The rings' layout (`aring`), for code that inspects a channel's memory (tests, debuggers).
-pub use aring::{ring_bytes, HEADER_BYTES as RING_HEADER_BYTES};
 
 /// Why a call or a dispatcher ended without a reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

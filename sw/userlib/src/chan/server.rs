@@ -93,7 +93,12 @@ impl Server {
     /// on `rt`) until the channel ends; returns why (`PeerGone` when the client left or died,
     /// `Corrupt` when it broke the protocol, `BadSetup` when a handler does not fit a task
     /// slot).
-    pub async fn serve<const N: usize, const S: usize, H, F>(&'static self, rt: Handle<N, S>, prio: Priority, handler: H) -> ChanError
+    pub async fn serve<const N: usize, const S: usize, H, F>(
+        &'static self,
+        rt: Handle<N, S>,
+        prio: Priority,
+        handler: H,
+    ) -> ChanError
     where
         H: Fn(Msg) -> F,
         F: Future<Output = Msg> + 'static,
@@ -101,7 +106,13 @@ impl Server {
         poll_fn(|cx| self.dispatch(cx, rt, prio, &handler)).await
     }
 
-    fn dispatch<const N: usize, const S: usize, H, F>(&'static self, cx: &mut Context<'_>, rt: Handle<N, S>, prio: Priority, handler: &H) -> Poll<ChanError>
+    fn dispatch<const N: usize, const S: usize, H, F>(
+        &'static self,
+        cx: &mut Context<'_>,
+        rt: Handle<N, S>,
+        prio: Priority,
+        handler: &H,
+    ) -> Poll<ChanError>
     where
         H: Fn(Msg) -> F,
         F: Future<Output = Msg> + 'static,

@@ -119,10 +119,13 @@ fn loopback_inline_dispatcher() {
     srv.attach(mem, 0, park).unwrap();
     cl.attach(mem, 0, park).unwrap();
     let mut handled = 0u64;
-    rt.spawn(10, srv.serve_inline(move |m| {
-        handled += 1;
-        Msg::new(m.label + 1, &[m.word(0) * 2, handled]).unwrap()
-    }))
+    rt.spawn(
+        10,
+        srv.serve_inline(move |m| {
+            handled += 1;
+            Msg::new(m.label + 1, &[m.word(0) * 2, handled]).unwrap()
+        }),
+    )
     .unwrap()
     .detach();
     // More workers than the table and more calls than a dispatcher turn.

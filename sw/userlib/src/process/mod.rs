@@ -16,7 +16,10 @@ pub mod elf;
 mod modules;
 pub mod system;
 
-pub use modules::{boot_module, given_caps, modules, BootModule, CapSpec, Record, ANY_HART, CAP_ENDPOINT, CAP_NOTIFICATION, MAX_CAPS, NO_FAULT};
+pub use modules::{
+    boot_module, given_caps, modules, BootModule, CapSpec, Record, ANY_HART, CAP_ENDPOINT, CAP_NOTIFICATION, MAX_CAPS,
+    NO_FAULT,
+};
 
 use crate::invoke::{cnode_cap_data, rights, vm_attr};
 use crate::tcb::UserContext;
@@ -155,8 +158,7 @@ pub fn start(module: &[u8], spec: &Spec, res: &Resources) -> Result<Process, Err
 /// As [`start`], but the thread is left suspended (`Process::resume` lets it run): the caller
 /// can finish setting it up first (bind a notification, grant user interrupts).
 pub fn load(module: &[u8], spec: &Spec, res: &Resources) -> Result<Process, Error> {
-    if spec.caps.len() > (1usize << spec.cnode_bits).saturating_sub(FIRST_GIVEN)
-        || !(4..=12).contains(&spec.cnode_bits)
+    if spec.caps.len() > (1usize << spec.cnode_bits).saturating_sub(FIRST_GIVEN) || !(4..=12).contains(&spec.cnode_bits)
     {
         return Err(Error::BadSpec("cnode-bits too small for its caps"));
     }
@@ -234,7 +236,9 @@ fn build(elf: &Elf, spec: &Spec, res: &Resources) -> Result<Process, Error> {
     info.name[..len].copy_from_slice(&spec.name.as_bytes()[..len]);
     b.fill(info_frame, |page| {
         // SAFETY: ProcessInfo is plain words and fits the page (asserted in abi).
-        let src = unsafe { core::slice::from_raw_parts(&info as *const ProcessInfo as *const u8, core::mem::size_of::<ProcessInfo>()) };
+        let src = unsafe {
+            core::slice::from_raw_parts(&info as *const ProcessInfo as *const u8, core::mem::size_of::<ProcessInfo>())
+        };
         page[..src.len()].copy_from_slice(src);
     })?;
     b.map(info_frame, vs, layout::ROOT_BOOTINFO, rights::READ, vm_attr::EXECUTE_NEVER)?;
@@ -318,7 +322,10 @@ impl Builder<'_> {
             return Err(Error::OutOfSlots);
         }
         let slot = self.next;
-        self.kernel(cnode::copy(self.res.cnode, slot, DEPTH, self.res.cnode, cap, DEPTH, rights::ALL), "CNode_Copy (shared frame)")?;
+        self.kernel(
+            cnode::copy(self.res.cnode, slot, DEPTH, self.res.cnode, cap, DEPTH, rights::ALL),
+            "CNode_Copy (shared frame)",
+        )?;
         self.next += 1;
         Ok(slot)
     }

@@ -31,8 +31,11 @@ pub fn boot_module(bi: &BootInfo, name: &str) -> Option<BootModule> {
 pub fn modules(bi: &BootInfo) -> impl Iterator<Item = BootModule> {
     let m = &bi.modules;
     // SAFETY: as in `boot_module`.
-    let window: &'static [u8] =
-        if m.window_size == 0 { &[] } else { unsafe { core::slice::from_raw_parts(m.window_vaddr as *const u8, m.window_size) } };
+    let window: &'static [u8] = if m.window_size == 0 {
+        &[]
+    } else {
+        unsafe { core::slice::from_raw_parts(m.window_vaddr as *const u8, m.window_size) }
+    };
     let mods = bootmods::Modules::parse(window).ok();
     let n = mods.as_ref().map_or(0, |t| t.len());
     (0..n).filter_map(move |i| {

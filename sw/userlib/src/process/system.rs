@@ -36,7 +36,13 @@ const REGION: usize = 1 << 21;
 
 impl RootAlloc {
     pub fn new(bi: &'static BootInfo) -> RootAlloc {
-        let mut a = RootAlloc { bi, next_slot: bi.empty.start, next_va: VA_BASE, order: [0; abi::bootinfo::MAX_UNTYPEDS], n: 0 };
+        let mut a = RootAlloc {
+            bi,
+            next_slot: bi.empty.start,
+            next_va: VA_BASE,
+            order: [0; abi::bootinfo::MAX_UNTYPEDS],
+            n: 0,
+        };
         for (i, (_, d)) in bootinfo::untypeds(bi).enumerate() {
             if d.is_device == 0 {
                 a.order[a.n] = i as u16;
@@ -86,7 +92,8 @@ impl RootAlloc {
             match vspace::page_map(frame, init_cap::VSPACE, va, r, vm_attr::EXECUTE_NEVER) {
                 Err(e) if e.code == error::FAILED_LOOKUP => {
                     let pt = self.object(object::PAGE_TABLE, 0)?;
-                    vspace::page_table_map(pt, init_cap::VSPACE, va, vm_attr::DEFAULT).map_err(|e| Error::Kernel("PageTable_Map", e))?;
+                    vspace::page_table_map(pt, init_cap::VSPACE, va, vm_attr::DEFAULT)
+                        .map_err(|e| Error::Kernel("PageTable_Map", e))?;
                 }
                 r => return r.map_err(|e| Error::Kernel("Page_Map", e)),
             }
@@ -145,7 +152,11 @@ impl System {
     /// Load every process of the boot modules but the root task's, suspended, in manifest
     /// order. `shared(name)` gives the frames to map into that process besides its program.
     /// On an error, the name of the process it concerns.
-    pub fn load<'a>(bi: &'static BootInfo, alloc: &mut RootAlloc, shared: impl Fn(&str) -> &'a [Shared]) -> Result<System, (&'static str, Error)> {
+    pub fn load<'a>(
+        bi: &'static BootInfo,
+        alloc: &mut RootAlloc,
+        shared: impl Fn(&str) -> &'a [Shared],
+    ) -> Result<System, (&'static str, Error)> {
         let mut sys = System { objects: [0; MAX_OBJECTS], members: [None; MAX_PROCESSES], count: 0 };
         for m in super::modules(bi) {
             if m.name == ROOT_MODULE {
@@ -161,7 +172,13 @@ impl System {
         Ok(sys)
     }
 
-    fn load_one(&mut self, bi: &BootInfo, alloc: &mut RootAlloc, m: &super::BootModule, shared: &[Shared]) -> Result<Member, Error> {
+    fn load_one(
+        &mut self,
+        bi: &BootInfo,
+        alloc: &mut RootAlloc,
+        m: &super::BootModule,
+        shared: &[Shared],
+    ) -> Result<Member, Error> {
         let rec = m.record;
         for c in rec.caps() {
             let o = c.object as usize;

@@ -288,10 +288,13 @@ fn a_waker_that_outlives_its_task_keeps_the_slot_until_dropped() {
     let stash: Rc<RefCell<Option<Waker>>> = Rc::default();
     let s = stash.clone();
     let h = rt
-        .spawn(0, std::future::poll_fn(move |cx| {
-            *s.borrow_mut() = Some(cx.waker().clone());
-            Poll::Ready(7)
-        }))
+        .spawn(
+            0,
+            std::future::poll_fn(move |cx| {
+                *s.borrow_mut() = Some(cx.waker().clone());
+                Poll::Ready(7)
+            }),
+        )
         .unwrap();
     assert_eq!(rt.block_on(h), 7);
     // The only slot is pinned by the stale waker...

@@ -6,8 +6,7 @@ use super::shared::Shared;
 use core::sync::atomic::Ordering;
 use core::task::{RawWaker, RawWakerVTable, Waker};
 
-static TASK_VTABLE: RawWakerVTable =
-    RawWakerVTable::new(task_clone, task_wake, task_wake_by_ref, task_drop);
+static TASK_VTABLE: RawWakerVTable = RawWakerVTable::new(task_clone, task_wake, task_wake_by_ref, task_drop);
 
 unsafe fn task_clone(p: *const ()) -> RawWaker {
     // SAFETY: a task waker's data is a live Header (the waker holds a reference on it).

@@ -23,7 +23,8 @@ mod rt {
 
     userlib::entry!(main);
 
-    const WORKS: &[Work] = if cfg!(feature = "quick") { &[Work::Matmul4] } else { &[Work::None, Work::Matmul4, Work::Heavy] };
+    const WORKS: &[Work] =
+        if cfg!(feature = "quick") { &[Work::Matmul4] } else { &[Work::None, Work::Matmul4, Work::Heavy] };
     const CONCURRENCY: &[usize] = if cfg!(feature = "quick") { &[1, 8, 64] } else { &[1, 2, 4, 8, 16, 32, 64] };
     const MAX_CONC: usize = CAP;
 
@@ -174,7 +175,9 @@ mod rt {
         check(cx, bad == 0, format_args!("{} {}: {} wrong replies", variant, work.name(), bad));
         let fast = b.fastpath - a.fastpath;
         match variant {
-            "sync-fast" => check(cx, fast * 10 >= calls * 9, format_args!("sync-fast: {} fastpath calls in {}", fast, calls)),
+            "sync-fast" => {
+                check(cx, fast * 10 >= calls * 9, format_args!("sync-fast: {} fastpath calls in {}", fast, calls))
+            }
             _ => check(cx, fast == 0, format_args!("{}: {} fastpath calls", variant, fast)),
         }
     }
@@ -208,7 +211,12 @@ mod rt {
             }
             let seed = (t % SEEDS) as u64;
             match CLIENT[k].call(Msg::new(work as u32, &[seed]).unwrap_or_default()).await {
-                Ok(m) if m.label == work as u32 && m.words().len() == 5 && [m.word(0), m.word(1)] == expect(work, seed) && m.word(2) == seed => {
+                Ok(m)
+                    if m.label == work as u32
+                        && m.words().len() == 5
+                        && [m.word(0), m.word(1)] == expect(work, seed)
+                        && m.word(2) == seed =>
+                {
                     SRV_SIGNALS.fetch_max(m.word(3) as usize, Relaxed);
                     SRV_REPLIES[k].fetch_max(m.word(4) as usize, Relaxed);
                 }
@@ -263,11 +271,19 @@ mod rt {
         check(cx, bad == 0, format_args!("{} conc {} {}: {} wrong replies", v, c, w, bad));
         check(cx, done == total, format_args!("{} conc {} {}: {} of {} calls completed", v, c, w, done, total));
         let replies = CLIENT[k].replies.load(Relaxed) - replies0;
-        check(cx, replies == total, format_args!("{} conc {} {}: client counted {} replies for {} calls", v, c, w, replies, total));
+        check(
+            cx,
+            replies == total,
+            format_args!("{} conc {} {}: client counted {} replies for {} calls", v, c, w, replies, total),
+        );
         // Every call so far on this channel got exactly one reply from the server.
         let ours = CALLS[k].fetch_add(total, Relaxed) + total;
         let theirs = SRV_REPLIES[k].load(Relaxed);
-        check(cx, theirs == ours, format_args!("{} conc {} {}: server pushed {} replies for {} calls", v, c, w, theirs, ours));
+        check(
+            cx,
+            theirs == ours,
+            format_args!("{} conc {} {}: server pushed {} replies for {} calls", v, c, w, theirs, ours),
+        );
     }
     /// Calls made on each channel so far.
     static CALLS: [AtomicUsize; 2] = [const { AtomicUsize::new(0) }; 2];
@@ -281,8 +297,15 @@ mod rt {
         let (me, near, far) = (m[2], m[3], ipc::get_mr(4));
         let target = if ipc::get_mr(5) == proto::TARGET_RTL { "rtl" } else { "qemu" };
         let mut cx = Ctx { target, failures: 0, points: 0, total_calls: 0 };
-        println!("[ipc-bench] client on hart {}: near server on hart {}, far server on hart {} ({})", me, near, far, target);
-        check(&mut cx, near == me && far != me, format_args!("placement: the near server must share our hart, the far one not"));
+        println!(
+            "[ipc-bench] client on hart {}: near server on hart {}, far server on hart {} ({})",
+            me, near, far, target
+        );
+        check(
+            &mut cx,
+            near == me && far != me,
+            format_args!("placement: the near server must share our hart, the far one not"),
+        );
         // SAFETY: before any reader (see Table).
         let table = unsafe { &mut *EXPECT.0.get() };
         for w in WORKS {

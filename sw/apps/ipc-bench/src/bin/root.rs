@@ -32,7 +32,8 @@ mod rt {
     /// A sender entry in `tcb`'s table for `ntfn`, whose vector is `badge`.
     fn sender(alloc: &mut RootAlloc, ntfn: usize, badge: usize, tcb: usize) -> usize {
         let m = alloc.slots(1).unwrap_or_else(|e| fail("slot", e)).start;
-        cnode::mint(ic::CNODE, m, 64, ic::CNODE, ntfn, 64, rights::ALL, badge).unwrap_or_else(|e| fail("mint notification", e));
+        cnode::mint(ic::CNODE, m, 64, ic::CNODE, ntfn, 64, rights::ALL, badge)
+            .unwrap_or_else(|e| fail("mint notification", e));
         uintr::register_sender(m, tcb).unwrap_or_else(|e| fail("NotificationRegisterSender", e))
     }
 
@@ -113,7 +114,13 @@ mod rt {
                     syscall::debug_halt(mrs[0].min(1))
                 }
                 (b, l) if b > proto::FAULT_BASE => {
-                    println!("[ipc-bench] FAILED: process with badge {} faulted (fault {}, {:#x} {:#x})", b - proto::FAULT_BASE, l, mrs[0], mrs[1]);
+                    println!(
+                        "[ipc-bench] FAILED: process with badge {} faulted (fault {}, {:#x} {:#x})",
+                        b - proto::FAULT_BASE,
+                        l,
+                        mrs[0],
+                        mrs[1]
+                    );
                     syscall::debug_halt(1)
                 }
                 (b, l) => println!("[ipc-bench] unexpected message: badge {} label {}", b, l),

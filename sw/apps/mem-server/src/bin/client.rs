@@ -178,12 +178,20 @@ mod rt {
         let r = call(cx, req::MAP, &[va]);
         check(cx, r.label == status::OK && r.word(0) == va, format_args!("map: status {}", r.label));
         let r = call(cx, req::MAP, &[va]);
-        check(cx, r.label == status::MAPPED, format_args!("double map: status {} instead of {}", r.label, status::MAPPED));
+        check(
+            cx,
+            r.label == status::MAPPED,
+            format_args!("double map: status {} instead of {}", r.label, status::MAPPED),
+        );
         check(cx, touch(va as usize, 0x5a5a_0000_1234), format_args!("the mapped page does not keep what we wrote"));
         let r = call(cx, req::UNMAP, &[va]);
         check(cx, r.label == status::OK, format_args!("unmap: status {}", r.label));
         let r = call(cx, req::UNMAP, &[va]);
-        check(cx, r.label == status::NOT_MAPPED, format_args!("double unmap: status {} instead of {}", r.label, status::NOT_MAPPED));
+        check(
+            cx,
+            r.label == status::NOT_MAPPED,
+            format_args!("double unmap: status {} instead of {}", r.label, status::NOT_MAPPED),
+        );
         cx.pairs += 1;
         println!("[mem-bench] the server refused every bad request with the right status");
     }
@@ -215,7 +223,9 @@ mod rt {
             if t >= TOTAL.load(Relaxed) {
                 return;
             }
-            let ok = pair(req::MAP, va as u64).await && touch(va, (t as u64) << 16 | i as u64) && pair(req::UNMAP, va as u64).await;
+            let ok = pair(req::MAP, va as u64).await
+                && touch(va, (t as u64) << 16 | i as u64)
+                && pair(req::UNMAP, va as u64).await;
             if !ok {
                 BAD.fetch_add(1, Relaxed);
             }
@@ -325,7 +335,10 @@ mod rt {
         let mem = unsafe { ChanMem::new(CHAN_VA as *mut u8, CAP) }.expect("channel address");
         CLIENT.attach(mem, to_server, &PARK).expect("attach the channel");
         let mut cx = Ctx { rt, target, failures: 0, points: 0, pairs: 0 };
-        println!("[mem-bench] client: server on hart {}, multi-hart placement on hart {} ({}); phases {}", server_hart, other_hart, target, PHASES);
+        println!(
+            "[mem-bench] client: server on hart {}, multi-hart placement on hart {} ({}); phases {}",
+            server_hart, other_hart, target, PHASES
+        );
         check_errors(&mut cx);
 
         for p in PHASES.split(',') {
@@ -340,7 +353,11 @@ mod rt {
                 }
             };
             let hart = if harts == 1 { server_hart } else { other_hart };
-            check(&mut cx, harts == 1 || hart != server_hart, format_args!("no other hart for the multi-hart placement"));
+            check(
+                &mut cx,
+                harts == 1 || hart != server_hart,
+                format_args!("no other hart for the multi-hart placement"),
+            );
             phase(&mut cx, mode, harts, hart);
         }
         // Back to sync for the last checks (a no-op when the sweep ended in sync mode).
@@ -348,9 +365,14 @@ mod rt {
 
         // Every pair was one map and one unmap, each one system call; every frame is back.
         let s = call(&cx, req::STATS, &[]);
-        let (maps, unmaps, syscalls, free) = (s.word(0) as usize, s.word(1) as usize, s.word(2) as usize, s.word(4) as usize);
+        let (maps, unmaps, syscalls, free) =
+            (s.word(0) as usize, s.word(1) as usize, s.word(2) as usize, s.word(4) as usize);
         let n = cx.pairs;
-        check(&mut cx, maps == n && unmaps == n, format_args!("server counted {} maps, {} unmaps for {} pairs", maps, unmaps, n));
+        check(
+            &mut cx,
+            maps == n && unmaps == n,
+            format_args!("server counted {} maps, {} unmaps for {} pairs", maps, unmaps, n),
+        );
         check(&mut cx, syscalls == 2 * n, format_args!("server made {} system calls for {} pairs", syscalls, n));
         check(&mut cx, free == FRAMES, format_args!("{} of {} frames free at the end", free, FRAMES));
         print!("[mem-bench] done: {} points, {} pairs, ", cx.points, cx.pairs);
@@ -363,7 +385,9 @@ mod rt {
         // A page we mapped, wrote and unmapped must fault on the next access: the root task
         // hears the fault, checks its address and ends the run with the verdict.
         let va = POOL_VA + 5 * PAGE;
-        let ok = call(&cx, req::MAP, &[va as u64]).label == status::OK && touch(va, 77) && call(&cx, req::UNMAP, &[va as u64]).label == status::OK;
+        let ok = call(&cx, req::MAP, &[va as u64]).label == status::OK
+            && touch(va, 77)
+            && call(&cx, req::UNMAP, &[va as u64]).label == status::OK;
         check(&mut cx, ok, format_args!("the last map, touch and unmap"));
         syscall::call(caps::CONTROL, MessageInfo::new(control::EXPECT_FAULT, 0, 0, 2), [va, cx.failures, 0, 0]);
         // SAFETY: deliberately reads the page just unmapped: it faults, and the root task

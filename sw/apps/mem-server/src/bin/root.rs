@@ -35,7 +35,8 @@ mod rt {
     /// A sender entry in `tcb`'s table for `ntfn`, whose vector is `badge`.
     fn sender(alloc: &mut RootAlloc, ntfn: usize, badge: usize, tcb: usize) -> usize {
         let m = alloc.slots(1).unwrap_or_else(|e| fail("slot", e)).start;
-        cnode::mint(ic::CNODE, m, 64, ic::CNODE, ntfn, 64, rights::ALL, badge).unwrap_or_else(|e| fail("mint notification", e));
+        cnode::mint(ic::CNODE, m, 64, ic::CNODE, ntfn, 64, rights::ALL, badge)
+            .unwrap_or_else(|e| fail("mint notification", e));
         uintr::register_sender(m, tcb).unwrap_or_else(|e| fail("NotificationRegisterSender", e))
     }
 
@@ -62,12 +63,16 @@ mod rt {
         cnode::move_(cn, slots::UNTYPED, bits, ic::CNODE, ut, 64).unwrap_or_else(|e| fail("CNode_Move (Untyped)", e));
         cnode::copy(cn, slots::CLIENT_VSPACE, bits, ic::CNODE, client.process.vspace, 64, rights::ALL)
             .unwrap_or_else(|e| fail("CNode_Copy (client VSpace)", e));
-        for (slot, cap) in [(slots::OWN_TCB, server.process.tcb), (slots::SYSBUF_REQ, sysbuf), (slots::SYSBUF_REP, sysbuf + 1)] {
-            cnode::copy(cn, slot, bits, ic::CNODE, cap, 64, rights::ALL).unwrap_or_else(|e| fail("CNode_Copy (server's TCB, syscall buffer)", e));
+        for (slot, cap) in
+            [(slots::OWN_TCB, server.process.tcb), (slots::SYSBUF_REQ, sysbuf), (slots::SYSBUF_REP, sysbuf + 1)]
+        {
+            cnode::copy(cn, slot, bits, ic::CNODE, cap, 64, rights::ALL)
+                .unwrap_or_else(|e| fail("CNode_Copy (server's TCB, syscall buffer)", e));
         }
         for _ in 0..2 {
             let pt = alloc.object(object::PAGE_TABLE, 0).unwrap_or_else(|e| fail("pool page table", e));
-            vspace::page_table_map(pt, client.process.vspace, POOL_VA, vm_attr::DEFAULT).unwrap_or_else(|e| fail("PageTable_Map (pool)", e));
+            vspace::page_table_map(pt, client.process.vspace, POOL_VA, vm_attr::DEFAULT)
+                .unwrap_or_else(|e| fail("PageTable_Map (pool)", e));
         }
     }
 
@@ -83,7 +88,8 @@ mod rt {
         // SAFETY: PAGES fresh frames mapped at va, for good.
         let mem = unsafe { ChanMem::new(va as *mut u8, CAP) }.unwrap_or_else(|e| fail("channel", e));
         mem.init().unwrap_or_else(|e| fail("channel init", e));
-        let shared: [Shared; PAGES] = core::array::from_fn(|i| Shared { frame: first + i, va: CHAN_VA + i * PAGE, write: true });
+        let shared: [Shared; PAGES] =
+            core::array::from_fn(|i| Shared { frame: first + i, va: CHAN_VA + i * PAGE, write: true });
         // The server's syscall buffer: two frames mapped in its VSpace (their caps go to its
         // CNode in `equip`).
         let (_, sysbuf) = alloc.shared_pages(2).unwrap_or_else(|e| fail("syscall buffer frames", e));
@@ -113,7 +119,10 @@ mod rt {
         let harts = bootinfo::harts(bi);
         // The client's hart in the multi-hart placement: another than the server's.
         let other = (1..harts).map(|d| (server.hart + d) % harts).find(|&h| h != bi.node_id).unwrap_or(server.hart);
-        println!("[mem-bench] started: server on hart {}, client on hart {} (multi-hart: {})", server.hart, client.hart, other);
+        println!(
+            "[mem-bench] started: server on hart {}, client on hart {} (multi-hart: {})",
+            server.hart, client.hart, other
+        );
         let target = if bi.uintr_mode == au::MODE_HARDWARE { proto::TARGET_RTL } else { proto::TARGET_QEMU };
 
         let mut expect_fault: Option<(usize, usize)> = None;
@@ -140,14 +149,23 @@ mod rt {
                     if as_expected {
                         println!("[mem-bench] the client's access to its unmapped page {:#x} faulted: ok", va);
                     } else {
-                        println!("[mem-bench] FAILED: the client's fault {} at {:#x} {:#x} is not the one expected at {:#x}", l, mrs[0], mrs[1], va);
+                        println!(
+                            "[mem-bench] FAILED: the client's fault {} at {:#x} {:#x} is not the one expected at {:#x}",
+                            l, mrs[0], mrs[1], va
+                        );
                     }
                     let ok = as_expected && failures == 0;
                     println!("[mem-bench] verdict: {}", if ok { "ok" } else { "FAILED" });
                     syscall::debug_halt(!ok as usize)
                 }
                 (b, l) if b > proto::FAULT_BASE => {
-                    println!("[mem-bench] FAILED: process with badge {} faulted (fault {}, {:#x} {:#x})", b - proto::FAULT_BASE, l, mrs[0], mrs[1]);
+                    println!(
+                        "[mem-bench] FAILED: process with badge {} faulted (fault {}, {:#x} {:#x})",
+                        b - proto::FAULT_BASE,
+                        l,
+                        mrs[0],
+                        mrs[1]
+                    );
                     syscall::debug_halt(1)
                 }
                 (b, l) => println!("[mem-bench] unexpected message: badge {} label {}", b, l),

@@ -17,15 +17,18 @@ mod rt {
     use core::cell::UnsafeCell;
     use core::future::Future;
     use core::pin::Pin;
-    use core::task::{Context, Poll};
     use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+    use core::task::{Context, Poll};
     use mem_server::gate::Gate;
     use mem_server::pool::Pool;
-    use mem_server::proto::{self, caps, control, req, slots, status, CAP, CHAN_VA, FRAMES, POOL_PAGES, POOL_VA, SYSBUF_CAP, SYSBUF_VA, SYSBUF_VECTOR};
+    use mem_server::proto::{
+        self, caps, control, req, slots, status, CAP, CHAN_VA, FRAMES, POOL_PAGES, POOL_VA, SYSBUF_CAP, SYSBUF_VA,
+        SYSBUF_VECTOR,
+    };
+    use userlib::asys::{self, ops};
     use userlib::chan::{ChanMem, Msg, Server, ThreadPark};
     use userlib::invoke::{rights, vm_attr};
     use userlib::task::Executor;
-    use userlib::asys::{self, ops};
     use userlib::{ipc, println, syscall, untyped};
 
     userlib::entry!(main);

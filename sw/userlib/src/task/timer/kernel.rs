@@ -29,7 +29,12 @@ impl Clock for KernelClock {
         // limit; a refusal means the thread is no U-notification receiver: a set-up error that
         // would otherwise hang its sleeps for good.
         if let Err(e) = crate::syscall::set_deadline(at.unwrap_or(abi::deadline::CANCEL as u64), self.vector()) {
-            panic!("SetDeadline({at:?}, vector {}) refused: error {} ({}): is this thread its U-notification's receiver?", self.vector(), e.code, e.detail);
+            panic!(
+                "SetDeadline({at:?}, vector {}) refused: error {} ({}): is this thread its U-notification's receiver?",
+                self.vector(),
+                e.code,
+                e.detail
+            );
         }
     }
 }

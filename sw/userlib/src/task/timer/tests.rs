@@ -192,7 +192,8 @@ impl Park for FakePark {
         if self.unparked.swap(false, Ordering::SeqCst) {
             return;
         }
-        let at = self.clock.armed.lock().unwrap().take().expect("parked with no wake-up armed: it would sleep for ever");
+        let at =
+            self.clock.armed.lock().unwrap().take().expect("parked with no wake-up armed: it would sleep for ever");
         self.clock.now.fetch_max(at, Ordering::SeqCst);
     }
     fn unpark_from_irq(&self) {
@@ -203,9 +204,13 @@ impl Park for FakePark {
 type Rt = Handle<32, 512>;
 
 fn setup(start: u64) -> (Rt, TimerHandle, &'static FakeClock, &'static FakePark) {
-    let clock: &'static FakeClock =
-        Box::leak(Box::new(FakeClock { now: AtomicU64::new(start), armed: Mutex::new(None), requests: Mutex::new(Vec::new()) }));
-    let park: &'static FakePark = Box::leak(Box::new(FakePark { clock, unparked: AtomicBool::new(false), parks: AtomicUsize::new(0) }));
+    let clock: &'static FakeClock = Box::leak(Box::new(FakeClock {
+        now: AtomicU64::new(start),
+        armed: Mutex::new(None),
+        requests: Mutex::new(Vec::new()),
+    }));
+    let park: &'static FakePark =
+        Box::leak(Box::new(FakePark { clock, unparked: AtomicBool::new(false), parks: AtomicUsize::new(0) }));
     let timers: &'static Timers = Box::leak(Box::new(Timers::new()));
     let th = timers.claim(park, clock).unwrap();
     assert!(timers.claim(park, clock).is_none(), "claimed once");
