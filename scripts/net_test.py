@@ -109,10 +109,12 @@ class Qemu:
         self.inject.sendto(data, ("127.0.0.1", self.qemu_dgram))
 
 
-def loadgen(binary, port, connections, requests, size, timeout):
+def loadgen(binary, port, connections, requests, size, timeout, extra=(), wall=None):
+    """The load client's JSON result for `requests` requests over `connections` connections;
+    `wall` bounds the whole run (default: four per-request timeouts and two minutes)."""
     r = subprocess.run([binary, "--port", str(port), "-c", str(connections), "-n", str(requests), "-s", str(size),
-                        "-w", "0", "-t", str(timeout), "-q", "--json", "-"],
-                       capture_output=True, text=True, timeout=timeout * 4 + 120)
+                        "-w", "0", "-t", str(timeout), "-q", "--json", "-"] + list(extra),
+                       capture_output=True, text=True, timeout=wall if wall is not None else timeout * 4 + 120)
     lines = [l for l in r.stdout.splitlines() if l.startswith("{")]
     if not lines:
         raise Fail(f"loadgen gave no result (exit {r.returncode}): {r.stderr.strip()[-500:]}")

@@ -11,7 +11,6 @@ and the TCP server's rdcycle figures).
 `RtlSim` is also what `bench_tcp.py --target rtl` boots.
 """
 import argparse
-import json
 import os
 import re
 import subprocess
@@ -19,6 +18,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import net_test  # noqa: E402
 from net_test import Fail, free_port  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -88,14 +88,10 @@ class RtlSim:
 
 
 def loadgen(binary, port, connections, requests, size, timeout, extra=()):
-    """The load client's JSON result for `requests` requests over `connections` connections."""
-    r = subprocess.run([binary, "--port", str(port), "-c", str(connections), "-n", str(requests), "-s", str(size),
-                        "-w", "0", "-t", str(timeout), "-q", "--json", "-"] + list(extra),
-                       capture_output=True, text=True, timeout=timeout * (requests + connections) + 120)
-    lines = [line for line in r.stdout.splitlines() if line.startswith("{")]
-    if not lines:
-        raise Fail(f"loadgen gave no result (exit {r.returncode}): {r.stderr.strip()[-500:]}")
-    return json.loads(lines[-1])
+    """net_test's load client run, its wall bound scaled to the simulation (each request may
+    take up to `timeout` seconds of host time)."""
+    return net_test.loadgen(binary, port, connections, requests, size, timeout, extra,
+                            wall=timeout * (requests + connections) + 120)
 
 
 def main():
