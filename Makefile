@@ -27,7 +27,8 @@
 #                   (~80 M cycles: ~40 min at 35 kHz; TARGET=qemu: a quick functional run):
 #                   build/bench/ipc.csv, ipc.md and plots
 #   make bench-mem  the memory-allocator server (sync and async, 1 and 2 harts, 2..512 coroutines,
-#                   sw/apps/mem-server) on the 4-hart RTL (hours; SHORT=1: 4 x ~15 min; TARGET=qemu):
+#                   sw/apps/mem-server) on the 4-hart RTL, one bounded simulation per point (hours;
+#                   SHORT=1: 4 x 3 points; BENCH_MEM_RUNS=async-1 BENCH_MEM_CONC=64: one; TARGET=qemu):
 #                   build/bench/mem.csv, mem.md and plots
 #   make sim-uintr  the user-interrupt tests and benchmarks on the 4-hart RTL (the suite's
 #                   rtl-subset build; prints the latencies next to the kernel-forwarded baseline)
@@ -384,28 +385,34 @@ bench-ipc: sw
 	python3 scripts/ipc_bench.py --image $(IPC_BENCH_IMAGE) --out $(BUILD)/bench --target $(TARGET) \
 	  $(if $(filter qemu,$(TARGET)),,--sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=))
 
-# The memory-allocator server (sw/apps/mem-server): sync and async, single- and multi-hart,
-# concurrency 2..512 on the 4-hart RTL, one image per phase (a sync pair costs ~40 k cycles on
-# the RTL today, so a sync phase of the full sweep is ~130 M cycles: about an hour); TARGET=qemu:
-# every phase in one quick functional run. SHORT=1: concurrency 2, 16, 64 (~30 M cycles, ~15 min
-# per phase); BENCH_MEM_CONC=list and BENCH_MEM_RUNS="sync-1 async-1,async-2" (phases per image)
-# for others. RTL_LOCK=file runs each simulation under flock. build/bench/mem.csv, mem.md and
-# plots beside the published figures (scripts/mem_bench.py).
+# The memory-allocator server (sw/apps/mem-server): sync and async, single- and multi-hart
+# (phases sync-1 sync-2 async-1 async-2), concurrency 2..512. On the 4-hart RTL every point is an
+# image and a simulation of its own (start-up ~20 M cycles, then that point with a window of
+# max(48, conc / 2) pairs), each bounded in cycles by scripts/mem_bench.py; the table, CSV and
+# plots gather every point logged in build/bench so far (the newest log of each point), so one
+# point per call adds up: `make bench-mem BENCH_MEM_RUNS=async-1 BENCH_MEM_CONC=64`. Full set:
+# the defaults (4 phases x 9 concurrencies, ~15-40 min each at 40 kHz); SHORT=1: concurrency 4,
+# 64, 256. TARGET=qemu: every phase in one quick functional run. RTL_LOCK=file runs each
+# simulation under flock. build/bench/mem.csv, mem.md and plots beside the published figures.
 COMMA := ,
 BENCH_MEM_ALL := sync-1,sync-2,async-1,async-2
 BENCH_MEM_RUNS ?= $(subst $(COMMA), ,$(BENCH_MEM_ALL))
-BENCH_MEM_CONC ?= $(if $(SHORT),2$(COMMA)16$(COMMA)64,)
-mem_run = $(BUILD)/sw/image-mem-bench-$(subst $(COMMA),+,$(1)).bin
+BENCH_MEM_CONC ?= $(if $(SHORT),4$(COMMA)64$(COMMA)256,2$(COMMA)4$(COMMA)8$(COMMA)16$(COMMA)32$(COMMA)64$(COMMA)128$(COMMA)256$(COMMA)512)
+mem_point = $(BUILD)/sw/image-mem-bench-$(subst $(COMMA),+,$(1))-c$(2).bin
+MEM_BENCH_ALL_IMAGE := $(BUILD)/sw/image-mem-bench-all.bin
+mem_client = MEM_PHASES=$(1) MEM_CONC=$(2) $(3) CARGO_TARGET_DIR=$(BUILD)/cargo-bench \
+  $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p mem-server && \
+  cp $(BUILD)/cargo-bench/$(RUST_TARGET)/release/mem-client $(4) && $(call mem_image,$(4),$(5))
 RTL_LOCK ?=
 bench-mem: sw
-	for p in $(BENCH_MEM_RUNS) $(BENCH_MEM_ALL); do n=$$(echo $$p | tr , +); \
-	  MEM_PHASES=$$p $(if $(BENCH_MEM_CONC),MEM_CONC=$(BENCH_MEM_CONC),) \
-	  CARGO_TARGET_DIR=$(BUILD)/cargo-bench-$$n $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p mem-server && \
-	  cp $(BUILD)/cargo-bench-$$n/$(RUST_TARGET)/release/mem-client $(BUILD)/sw/mem-client-$$n.elf && \
-	  $(call mem_image,$(BUILD)/sw/mem-client-$$n.elf,$(BUILD)/sw/image-mem-bench-$$n.bin) || exit 1; done
+	$(if $(filter qemu,$(TARGET)),$(call mem_client,$(BENCH_MEM_ALL),$(BENCH_MEM_CONC),,$(BUILD)/sw/mem-client-all.elf,$(MEM_BENCH_ALL_IMAGE)),\
+	for p in $(BENCH_MEM_RUNS); do for c in $(subst $(COMMA), ,$(BENCH_MEM_CONC)); do n=$$(echo $$p | tr , +); \
+	  $(call mem_client,$$p,$$c,MEM_PAIRS=48,$(BUILD)/sw/mem-client-$$n-c$$c.elf,$(BUILD)/sw/image-mem-bench-$$n-c$$c.bin) \
+	  || exit 1; done; done)
 	$(if $(filter qemu,$(TARGET)),,$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=)
 	python3 scripts/mem_bench.py --out $(BUILD)/bench --target $(TARGET) $(if $(RTL_LOCK),--lock $(RTL_LOCK),) \
-	  $(if $(filter qemu,$(TARGET)),--images $(call mem_run,$(BENCH_MEM_ALL)),--images $(foreach p,$(BENCH_MEM_RUNS),$(call mem_run,$(p))) \
+	  $(if $(filter qemu,$(TARGET)),--images $(MEM_BENCH_ALL_IMAGE),--gather \
+	  --images $(foreach p,$(BENCH_MEM_RUNS),$(foreach c,$(subst $(COMMA), ,$(BENCH_MEM_CONC)),$(call mem_point,$(p),$(c)))) \
 	  --sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=))
 
 sim-uintr: sw

@@ -3,15 +3,21 @@
 RTL (one image per phase, one after the other) or QEMU, follow their progress, then write
 OUT/mem.csv, OUT/mem.md (our figures beside the published ones, and the goals) and PNG plots.
 
-  mem_bench.py --images IMG... --out build/bench --target rtl --sim SIM [--lock FILE]
+  mem_bench.py --images IMG... --out build/bench --target rtl --sim SIM [--lock FILE] [--gather]
   mem_bench.py --images build/sw/image-mem-bench.bin --out build/bench --target qemu
   mem_bench.py --parse LOG... --out build/bench       (tables and plots from earlier logs)
+
+An RTL image named ...-cN.bin is one point at concurrency N: its cycle budget is start-up plus
+that point's pairs at a generous cost each (`point_cycles`). --gather tabulates every
+mem-TARGET-*.log in OUT (earlier calls' points too), so points run one per call add up.
 
 Exit status 0 only if every run ended with the verdict "ok".
 """
 import argparse
 import csv
+import glob
 import os
+import re
 import sys
 
 from ipc_bench import need_matplotlib, run
@@ -36,6 +42,19 @@ COLORS = {("sync", 1): "tab:red", ("sync", 2): "tab:purple", ("async", 1): "tab:
 # ~130 M at ~40 k cycles per pair, a SHORT=1 phase ~30 M).
 MAX_CYCLES = 250_000_000
 SIM_MIN_HZ = 15_000
+# One point per image (name ...-cN.bin): start-up (firmware, kernel checks, the root task's
+# loading: ~20 M cycles) and the point's warm-up, window (MEM_PAIRS=48: max(48, N/2)) and
+# drain at up to 60 k cycles per pair (a sync pair costs ~30-40 k on the RTL).
+START_CYCLES = 30_000_000
+PAIR_CYCLES = 60_000
+
+
+def point_cycles(image):
+    m = re.search(r"-c(\d+)\.bin$", image)
+    if not m:
+        return None
+    conc = int(m.group(1))
+    return START_CYCLES + PAIR_CYCLES * ((conc + 4) + max(48, conc // 2) + conc)
 
 
 def describe(f):
@@ -160,6 +179,8 @@ def main():
     ap.add_argument("--lock", help="run each simulation under flock on this file (a shared machine's RTL lock)")
     ap.add_argument("--max-cycles", type=int, default=MAX_CYCLES, help="per image")
     ap.add_argument("--parse", nargs="+", metavar="LOG", help="skip the runs: use these console logs")
+    ap.add_argument("--gather", action="store_true",
+                    help="tabulate every mem-TARGET-*.log in OUT (the newest result of each point)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     texts = []
@@ -173,15 +194,24 @@ def main():
             if args.target == "rtl":
                 if not args.sim:
                     ap.error("--sim is required for target rtl")
+                cycles = point_cycles(image) or args.max_cycles
                 cmd = (["flock", args.lock] if args.lock else []) + \
-                      ["nice", "-n", "5", args.sim, f"+image={image}", f"+max-cycles={args.max_cycles}"]
+                      ["nice", "-n", "5", args.sim, f"+image={image}", f"+max-cycles={cycles}"]
                 # Waiting for the lock counts too: another hour for that.
-                timeout = args.max_cycles / SIM_MIN_HZ + (3600 if args.lock else 0)
+                timeout = cycles / SIM_MIN_HZ + (3600 if args.lock else 0)
             else:
                 cmd, timeout = [os.path.join(HERE, "qemu.sh"), image], 900
             print(f"[bench-mem] running {' '.join(cmd)} (log: {log})", flush=True)
             texts.append(run(cmd, log, timeout, tag="bench-mem", describe=describe, echo=("[mem-bench]", "[mem-server]")))
-    rows = [r for t in texts for r in parse(t)]
+    verdicts = texts
+    if args.gather:
+        # Oldest first, so a point's newest result replaces the earlier ones below.
+        logs = sorted(glob.glob(os.path.join(args.out, f"mem-{args.target}-*.log")), key=os.path.getmtime)
+        texts = [open(p, errors="replace").read() for p in logs]
+    latest = {}
+    for r in (r for t in texts for r in parse(t)):
+        latest[(r["mode"], r["harts"], r["concurrency"])] = r
+    rows = sorted(latest.values(), key=lambda r: (r["mode"], r["harts"], r["concurrency"]))
     if not rows:
         sys.exit("bench-mem: no result lines")
     target = rows[0]["target"]
@@ -191,7 +221,7 @@ def main():
     pngs = plot(rows, args.out, target)
     print(open(md_path).read())
     print(f"[bench-mem] {len(rows)} points: {csv_path}, {md_path}, {', '.join(pngs)}")
-    bad = [i for i, t in enumerate(texts) if "[mem-bench] verdict: ok" not in t]
+    bad = [i for i, t in enumerate(verdicts) if "[mem-bench] verdict: ok" not in t]
     if bad:
         sys.exit(f"bench-mem: {len(bad)} run(s) did not end with the verdict ok (see the logs)")
 

@@ -80,7 +80,11 @@ mod rt {
         userlib::ipc::set_ipc_buffer(abi::layout::ROOT_IPC_BUFFER);
         // SAFETY: the kernel passes the boot-info page, mapped for good.
         let bi = unsafe { userlib::bootinfo::from_addr(bootinfo) };
-        println!("[mem-bench] root task: starting the system of {} modules", process::modules(bi).count());
+        println!(
+            "[mem-bench] root task: starting the system of {} modules at cycle {}",
+            process::modules(bi).count(),
+            cycles()
+        );
         let mut alloc = RootAlloc::new(bi);
 
         // The channel's frames, laid out here and shared with both ends.
@@ -103,6 +107,7 @@ mod rt {
             _ => &[],
         })
         .unwrap_or_else(|(name, e)| fail(name, e));
+        println!("[mem-bench] modules loaded at cycle {}", cycles());
         let client = *sys.member(CLIENT).unwrap_or_else(|| fail("no process", CLIENT));
         let server = *sys.member(SERVER).unwrap_or_else(|| fail("no process", SERVER));
 
@@ -120,8 +125,11 @@ mod rt {
         // The client's hart in the multi-hart placement: another than the server's.
         let other = (1..harts).map(|d| (server.hart + d) % harts).find(|&h| h != bi.node_id).unwrap_or(server.hart);
         println!(
-            "[mem-bench] started: server on hart {}, client on hart {} (multi-hart: {})",
-            server.hart, client.hart, other
+            "[mem-bench] started at cycle {}: server on hart {}, client on hart {} (multi-hart: {})",
+            cycles(),
+            server.hart,
+            client.hart,
+            other
         );
         let target = if bi.uintr_mode == au::MODE_HARDWARE { proto::TARGET_RTL } else { proto::TARGET_QEMU };
 
@@ -171,6 +179,11 @@ mod rt {
                 (b, l) => println!("[mem-bench] unexpected message: badge {} label {}", b, l),
             }
         }
+    }
+
+    /// Core cycles since reset (mtime scaled: where the start-up's time goes).
+    fn cycles() -> u64 {
+        userlib::time::now() * (platform::clock::CORE_HZ / platform::clock::TIMEBASE_HZ) as u64
     }
 
     /// Reply with four words, and a fifth in MR4 when `fifth` is not 0.

@@ -83,7 +83,12 @@ mod rt {
         // SAFETY: the root task maps the channel's frames here before we run, for good.
         let mem = unsafe { ChanMem::new(CHAN_VA as *mut u8, CAP) }.expect("channel address");
         SERVER.attach(mem, to_client, &PARK).expect("attach the channel");
-        println!("[mem-server] {} frames retyped, serving on hart {}", FRAMES, m[1]);
+        println!(
+            "[mem-server] {} frames retyped at cycle {}, serving on hart {}",
+            FRAMES,
+            userlib::time::now() * (platform::clock::CORE_HZ / platform::clock::TIMEBASE_HZ) as u64,
+            m[1]
+        );
         let why = rt.block_on(SERVER.serve(rt, 10, handle));
         // The client never closes its side: any end is a failure the run must report.
         panic!("channel ended: {:?}", why);
