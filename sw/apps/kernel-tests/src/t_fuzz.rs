@@ -10,9 +10,14 @@
 //! can name is a pool slot or garbage that fails lookup), blocking receives (a step must end),
 //! and register writes that could point a thread at real code (written values are
 //! non-canonical).
+//!
+//! A worker that faults (a receive on a cap without Read, say) goes to its fault endpoint; the
+//! root, watching, counts the fault and restarts the worker at its next step, so the fault path
+//! is fuzzed too and one fault does not end that worker's run.
 use crate::env::{check_invariants, sadd, sget, sset, Env, Fail, TResult, CNODE, ROOT_DEPTH};
 use abi::{label as l, object as o, stat, MessageInfo};
 use core::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use userlib::tcb::UserContext;
 use userlib::{cnode, ipc, print, println, syscall, untyped, vspace};
 
 /// The fuzz threads' CSpace: a CNode of 2^F_BITS slots (guard pads it to a word). Slots
@@ -22,6 +27,8 @@ const F_BITS: usize = 6;
 const POOL: usize = 48;
 const F_SELF: usize = 48;
 const F_SANDBOX: usize = 49;
+/// Worker k's fault endpoint (badge k + 1): out of every argument's reach like F_SELF.
+const F_FAULT: usize = 50;
 const F_DEBUG: usize = 63;
 /// Where sandbox mappings go, in the sandbox VSpace (never the root task's).
 const SANDBOX_VA: usize = 0x4000_0000;
@@ -53,6 +60,14 @@ const S_WSTEPS: usize = 1;
 const S_STEPS: usize = 2;
 const S_VERDICT: usize = 3;
 const S_VIOL: usize = 4;
+/// Shared word: faults the workers took (and were restarted from).
+const S_FAULTS: usize = 5;
+/// Shared word: faults the workers took on purpose (each must reach the handler).
+const S_DELIBERATE: usize = 6;
+
+/// Worker k's next step: a worker restarted after a fault goes on from the step after the one
+/// that faulted (each step's random stream depends only on the seed, k and the step number).
+static WORKER_NEXT: [AtomicUsize; 8] = [const { AtomicUsize::new(0) }; 8];
 
 struct Rng(u64);
 
@@ -139,6 +154,17 @@ fn step(r: &mut Rng, may_receive: bool, before: &mut dyn FnMut(&Op)) -> Op {
                 syscall::nb_recv(svc);
             }
             1000 => {}
+            // Workers fault on purpose now and then (their handler restarts them): a blocking
+            // receive on a cptr that does not resolve (a cap fault), or an illegal instruction.
+            1002 if may_receive => {
+                sadd(S_DELIBERATE, 1);
+                if r.chance(50) {
+                    syscall::recv((1 << 12) + r.next() as usize % (1 << 40));
+                } else {
+                    // SAFETY: traps at once; the fault handler moves the thread on.
+                    unsafe { core::arch::asm!("unimp") };
+                }
+            }
             1001 => {
                 let n = r.below(3);
                 ipc::with_buffer(|b| {
@@ -316,13 +342,50 @@ extern "C" fn main_thread(_: usize) -> ! {
 }
 
 extern "C" fn worker(k: usize) -> ! {
-    let mut r = Rng(seed() ^ 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(k as u64 + 1));
-    for _ in 0..count() {
+    loop {
+        let i = WORKER_NEXT[k].fetch_add(1, SeqCst);
+        if i >= count() {
+            break;
+        }
+        let mut r = Rng((seed() ^ 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(k as u64 + 1)).wrapping_add(i as u64) | 1);
         step(&mut r, true, &mut |_| {});
         sadd(S_WSTEPS, 1);
     }
     sadd(S_DONE, 1);
     park_here()
+}
+
+/// Workers' faults waiting on the fault endpoint: count each and restart its worker at its
+/// entry (fresh stack, same k), where it picks up its next step. Returns how many it served.
+fn serve_faults(ep: usize, workers: &[crate::env::Thread]) -> usize {
+    let mut n = 0;
+    loop {
+        let (badge, info, _) = syscall::nb_recv(ep);
+        if badge == 0 || badge > workers.len() {
+            return n;
+        }
+        let (k, w) = (badge - 1, &workers[badge - 1]);
+        sadd(S_FAULTS, 1);
+        if n == 0 && sget(S_FAULTS) <= 3 {
+            println!(
+                "[ktest] fuzz: worker {} took fault {} at step {}: restarted",
+                k,
+                info.label,
+                WORKER_NEXT[k].load(SeqCst).saturating_sub(1)
+            );
+        }
+        let restarted = userlib::tcb::read_registers(w.tcb, false, 0, abi::regs::COUNT).and_then(|mut ctx| {
+            ctx.regs[UserContext::PC] = worker as *const () as usize;
+            ctx.regs[UserContext::SP] = w.stack_top;
+            ctx.set_a(0, k);
+            userlib::tcb::write_registers(w.tcb, false, 0, abi::regs::COUNT, &ctx)
+        });
+        // Length 0: the reply writes no registers, it only resumes the worker where it now is.
+        if restarted.is_ok() {
+            syscall::reply(MessageInfo::new(0, 0, 0, 0), [0; 4]);
+        }
+        n += 1;
+    }
 }
 
 /// Fuzz threads cannot name the park notification (not in their CSpace): they yield forever
@@ -334,19 +397,25 @@ fn park_here() -> ! {
 }
 
 pub fn fuzz(env: &mut Env) -> TResult {
+    // The fault endpoint is the suite's, like the threads' TCBs (kept, not counted as leaked).
+    let fault_ep = env.alloc_cap(o::ENDPOINT)?;
     let bytes0 = syscall::debug_stat(stat::OBJECT_BYTES);
     let (f, u1, u2, vs) = setup(env)?;
-    for i in 0..5 {
+    for i in 0..=S_DELIBERATE {
         sset(i, 0);
+    }
+    for w in &WORKER_NEXT {
+        w.store(0, SeqCst);
     }
     for c in &CHECK_TICKS {
         c.store(0, SeqCst);
     }
-    let cfg = |hart| crate::env::ThreadCfg {
+    let cfg = |hart, fault_ep| crate::env::ThreadCfg {
         prio: 100,
         cspace: f,
         cspace_data: 64 - F_BITS,
         affinity: Some(hart),
+        fault_ep,
         ..Default::default()
     };
     let harts = userlib::bootinfo::harts(env.bi);
@@ -354,12 +423,17 @@ pub fn fuzz(env: &mut Env) -> TResult {
     let before_spawn = syscall::debug_stat(stat::OBJECT_BYTES);
     let mut workers = 0;
     let mut tcbs = [0; 8];
+    let mut wthreads = [const { crate::env::Thread { tcb: 0, ipc_va: 0, stack_top: 0 } }; 7];
     for h in (0..harts).filter(|&h| h != env.bi.node_id).take(7) {
-        tcbs[workers] = env.spawn_cfg(worker as *const () as usize, h, cfg(h))?.tcb;
+        let all = userlib::invoke::rights::ALL;
+        ok!(cnode::mint(f, F_FAULT + workers, F_BITS, CNODE, fault_ep, ROOT_DEPTH, all, workers + 1));
+        wthreads[workers] = env.spawn_cfg(worker as *const () as usize, workers, cfg(h, F_FAULT + workers))?;
+        tcbs[workers] = wthreads[workers].tcb;
         workers += 1;
     }
+    let wthreads = &wthreads[..workers];
     let t0 = rdtime();
-    let main = env.spawn_cfg(main_thread as *const () as usize, 0, cfg(env.bi.node_id))?;
+    let main = env.spawn_cfg(main_thread as *const () as usize, 0, cfg(env.bi.node_id, 0))?;
     tcbs[workers] = main.tcb;
     let threads_bytes = syscall::debug_stat(stat::OBJECT_BYTES) - before_spawn;
     // The root shares its hart with the main fuzz thread at the same priority while it
@@ -372,14 +446,14 @@ pub fn fuzz(env: &mut Env) -> TResult {
             if sget(S_VERDICT) != 0 {
                 break;
             }
+            serve_faults(fault_ep, wthreads);
             syscall::yield_now();
         }
         let now = sget(S_STEPS);
         stalls = if now == last { stalls + 1 } else { 0 };
         last = now;
     }
-    // Workers: a bounded wait for the rest of their steps (one that received on a cap
-    // without Read stopped at its cap fault: that ends its run early, it is not a failure).
+    // Workers: a bounded wait for the rest of their steps (their faults still served).
     let mut wlast = usize::MAX;
     for _ in 0..100 {
         if sget(S_DONE) >= workers || sget(S_WSTEPS) == wlast {
@@ -387,6 +461,7 @@ pub fn fuzz(env: &mut Env) -> TResult {
         }
         wlast = sget(S_WSTEPS);
         for _ in 0..500 {
+            serve_faults(fault_ep, wthreads);
             syscall::yield_now();
         }
     }
@@ -449,15 +524,25 @@ pub fn fuzz(env: &mut Env) -> TResult {
         check_share
     );
     print!(
-        "(seed {}, {} main steps + {} worker steps on {} harts, {} of {} workers ran to the end; {} invocations/s; full check every {} main steps, scoped between) ",
+        "(seed {}, {} main steps + {} worker steps on {} harts, {} of {} workers ran to the end, {} worker faults restarted ({} on purpose); {} invocations/s; full check every {} main steps, scoped between) ",
         seed(),
         steps,
         wsteps,
         workers + 1,
         sget(S_DONE),
         workers,
+        sget(S_FAULTS),
+        sget(S_DELIBERATE),
         per_s,
         full_every()
+    );
+    ensure!(
+        sget(S_FAULTS) >= sget(S_DELIBERATE) && sget(S_DONE) == workers,
+        "workers: {} faults served for {} taken on purpose, {} of {} workers finished",
+        sget(S_FAULTS),
+        sget(S_DELIBERATE),
+        sget(S_DONE),
+        workers
     );
     ensure!(leaked == 0, "{} object bytes not returned after deleting everything the fuzzer made", leaked);
     Ok(())
