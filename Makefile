@@ -92,7 +92,7 @@ PROFILE ?=
 PROFILE_ARGS = $(if $(PROFILE),+profile=$(abspath $(PROFILE)) $(if $(PROFILE_EVERY),+profile-every=$(PROFILE_EVERY),) \
   $(if $(PROFILE_REGION),+profile-region=$(PROFILE_REGION),),)
 
-.PHONY: run-tests net-image run-net test-net loadgen bench-tcp sim-net test-sim-net
+.PHONY: run-tests net-image net-image-rtl run-net test-net loadgen bench-tcp sim-net test-sim-net
 .PHONY: bench-cosim area test-nic
 .PHONY: lint all deps sw run fuzz leak bench-lock profile-ipc bench-ipc bench-mem test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
 
@@ -190,6 +190,19 @@ net-image: sw
 	  --elf tcp-server=$(BUILD)/sw/tcp-server.elf -o $(BUILD)/sw/image-net-$$v.bin || exit 1; done
 	cp $(BUILD)/sw/image-net-$(NET_VARIANT).bin $(NET_IMAGE)
 
+# The RTL's network images (image-net-rtl-async.bin, -sync.bin; sim-net, test-sim-net, bench-tcp
+# TARGET=rtl): the same programs built with NET_SOCKETS=NET_RTL_SOCKETS (netproto::SOCKETS: 16
+# connections and room, not QEMU's 136), in a cargo dir of their own so neither set rebuilds the other.
+NET_RTL_SOCKETS ?= 24
+NET_RTL_CARGO := $(BUILD)/cargo-net-rtl
+net-image-rtl: sw
+	for v in sync async; do NET_SOCKETS=$(NET_RTL_SOCKETS) NET_VARIANT=$$v CARGO_TARGET_DIR=$(NET_RTL_CARGO) $(CARGO) build $(CARGO_FLAGS) --release \
+	  --target $(RUST_TARGET) -p net-server -p tcp-server -p net-system && cp $(NET_RTL_CARGO)/$(RUST_TARGET)/release/net-root $(BUILD)/sw/net-root-rtl-$$v.elf || exit 1; done
+	for b in net-server tcp-server; do cp $(NET_RTL_CARGO)/$(RUST_TARGET)/release/$$b $(BUILD)/sw/$$b-rtl.elf; done
+	for v in sync async; do python3 scripts/mkimage.py --manifest sw/apps/net-system/app.toml --elf firmware=$(BUILD)/sw/firmware.elf \
+	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/net-root-rtl-$$v.elf --elf net-server=$(BUILD)/sw/net-server-rtl.elf \
+	  --elf tcp-server=$(BUILD)/sw/tcp-server-rtl.elf -o $(BUILD)/sw/image-net-rtl-$$v.bin || exit 1; done
+
 LOADGEN := $(BUILD)/cargo-loadgen/release/loadgen
 loadgen: | $(DEPS_DONE)
 	CARGO_TARGET_DIR=$(BUILD)/cargo-loadgen $(CARGO) build --release --manifest-path tools/loadgen/Cargo.toml --locked
@@ -204,28 +217,31 @@ BENCH_DURATION ?= 5
 # request from the TCP server's rdcycle (each variant's simulation under the RTL lock); QEMU
 # unless TARGET is given (the global TARGET default is the IPC benchmark's).
 BENCH_TCP_TARGET = $(if $(filter command line environment,$(origin TARGET)),$(TARGET),qemu)
-bench-tcp: net-image loadgen
+NET_BENCH_IMAGES = $(if $(filter rtl,$(BENCH_TCP_TARGET)),rtl-)
+# The variants measured (TARGET=rtl: one per run keeps each simulation inside the RTL runner's limit).
+NET_BENCH_VARIANTS ?= async sync
+bench-tcp: net-image loadgen $(if $(filter rtl,$(BENCH_TCP_TARGET)),net-image-rtl)
 	$(if $(filter rtl,$(BENCH_TCP_TARGET)),$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=,)
-	python3 scripts/bench_tcp.py --image async=$(BUILD)/sw/image-net-async.bin --image sync=$(BUILD)/sw/image-net-sync.bin --loadgen $(LOADGEN) --guest-port $(NET_PORT) \
+	python3 scripts/bench_tcp.py $(foreach v,$(NET_BENCH_VARIANTS),--image $(v)=$(BUILD)/sw/image-net-$(NET_BENCH_IMAGES)$(v).bin) --loadgen $(LOADGEN) --guest-port $(NET_PORT) \
 	  --size $(NET_REQUEST) --duration $(BENCH_DURATION) --out $(BUILD)/bench --target $(BENCH_TCP_TARGET) \
 	  $(if $(filter rtl,$(BENCH_TCP_TARGET)),--sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) $(if $(RTL_LOCK),--lock $(RTL_LOCK),),)
 
 # The same network system on the 4-core RTL with the NIC model (hw/sim: AXI DMA + AXI Ethernet,
 # libslirp on simulated time): the host's 127.0.0.1:NET_PORT goes to the TCP server; drive it with
 # tools/loadgen. MAX_CYCLES=N bounds the run (0: until stopped).
-sim-net: net-image
+sim-net: net-image-rtl
 	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
 	@echo "sim-net: connect to 127.0.0.1:$(NET_PORT) once the TCP server says it listens (the RTL runs at ~40 kHz: the boot takes minutes)"
-	$$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(NET_IMAGE) +hostfwd=$(NET_PORT) \
+	$$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(BUILD)/sw/image-net-rtl-$(NET_VARIANT).bin +hostfwd=$(NET_PORT) \
 	  +max-cycles=$(MAX_CYCLES) $(PROFILE_ARGS) $(SIM_ARGS)
 
 # A bounded TCP exchange from the host into the RTL (scripts/rtl_net.py, part of make test): the
 # async network system on the 4-core RTL with the NIC model, a few requests over one connection;
 # fails if a reply is missing or wrong. RTL_LOCK=file runs the simulation under flock.
-test-sim-net: net-image loadgen
+test-sim-net: net-image-rtl loadgen
 	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
 	python3 scripts/rtl_net.py --sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) \
-	  --image $(BUILD)/sw/image-net-async.bin --loadgen $(LOADGEN) --guest-port $(NET_PORT) --size $(NET_REQUEST) \
+	  --image $(BUILD)/sw/image-net-rtl-async.bin --loadgen $(LOADGEN) --guest-port $(NET_PORT) --size $(NET_REQUEST) \
 	  --log $(BUILD)/sim-net-test.log $(if $(RTL_LOCK),--lock $(RTL_LOCK),)
 
 run-net: net-image

@@ -20,13 +20,15 @@ requests each. The figure is the TCP server's own: simulated cycles (rdcycle) fr
 request of a load run received to its last response sent, divided by the requests
 (`cycles_per_request`); the load client's wall-clock columns are kept but mean little (the
 simulation runs ~2,500x slower than the board). Rows with target=rtl replace the previous RTL
-rows of tcp.csv and leave the QEMU rows alone (and a QEMU run keeps the RTL rows);
+rows of the variants run (one `--image` per run keeps a run short: `make bench-tcp TARGET=rtl
+NET_BENCH_VARIANTS=async`) and leave the QEMU rows alone (and a QEMU run keeps the RTL rows);
 tcp_rtl_cycles.png plots them beside the published board figure and the goal.
 """
 import argparse
 import csv
 import os
 import platform
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -102,10 +104,12 @@ def write_rows(path, rows):
         w.writerows(rows)
 
 
-def merge_rows(path, rows, target):
-    """`rows` (all of `target`) in place of the file's rows of that target; the others kept."""
+def merge_rows(path, rows, target, variants=None):
+    """`rows` (all of `target`) in place of the file's rows of that target (of those `variants`
+    only, if given: an RTL run may measure one variant); the others kept."""
     old = read_rows(path) if os.path.exists(path) else []
-    return [r for r in old if r.get("target", "qemu") != target] + rows
+    replaced = lambda r: r.get("target", "qemu") == target and (variants is None or r.get("variant") in variants)
+    return [r for r in old if not replaced(r)] + rows
 
 
 def rtl_requests(conns, per_conn):
@@ -119,7 +123,7 @@ def run_rtl(a, images):
     for spec in images:
         variant, _, image = spec.partition("=")
         log = os.path.join(a.out, f"tcp-rtl-{variant}.log")
-        sim = rtl_net.RtlSim(a.sim, image, a.guest_port, log, a.max_cycles, a.lock)
+        sim = rtl_net.RtlSim(a.sim, image, a.guest_port, log, a.max_cycles, a.lock, extra=shlex.split(a.sim_args))
         try:
             m = sim.wait_for(r"\[tcp-server\] .*listening on", a.boot_timeout)
             print(f"  rtl {variant}: listening after ~{sim.cycles_at(m.end()) / 1e6:.1f} M cycles "
@@ -302,6 +306,7 @@ def main():
     ap.add_argument("--target", choices=["qemu", "rtl"], default="qemu")
     ap.add_argument("--sim", help="rtl: the 4-core simulator binary")
     ap.add_argument("--lock", help="rtl: flock this file around each simulation")
+    ap.add_argument("--sim-args", default="", help="rtl: more simulator arguments (+profile=F +profile-region=70 ...)")
     ap.add_argument("--max-cycles", type=int, default=400_000_000, help="rtl: bound on each simulation")
     ap.add_argument("--boot-timeout", type=int, default=1800, help="rtl: wall seconds until the TCP server listens")
     ap.add_argument("--rtl-connections", default=",".join(map(str, RTL_CONNECTIONS)))
@@ -322,7 +327,7 @@ def main():
         rows = run_rtl(a, images)
         if not rows:
             sys.exit("bench-tcp: no RTL results")
-        write_rows(out_csv, merge_rows(out_csv, rows, "rtl"))
+        write_rows(out_csv, merge_rows(out_csv, rows, "rtl", {spec.partition("=")[0] for spec in images}))
         note = open(note_path).read().strip() if os.path.exists(note_path) else ""
     elif not a.plot_only:
         load = os.getloadavg()

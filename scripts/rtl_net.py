@@ -13,6 +13,8 @@ and the TCP server's rdcycle figures).
 import argparse
 import os
 import re
+import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -77,11 +79,17 @@ class RtlSim:
         return c[-1] if c else 0
 
     def stop(self):
+        """SIGINT first: the harness stops after the current cycle and prints each hart's state,
+        the region counts and the +profile file; then harder."""
         if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
+            for sig, wait in ((signal.SIGINT, 60), (signal.SIGTERM, 20)):
+                self.proc.send_signal(sig)
+                try:
+                    self.proc.wait(wait)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+            else:
                 self.proc.kill()
                 self.proc.wait()
         self.log.close()
@@ -107,9 +115,11 @@ def main():
     ap.add_argument("--timeout", type=int, default=120, help="wall seconds a single request may take")
     ap.add_argument("--log", default=os.path.join(ROOT, "build", "sim-net-test.log"))
     ap.add_argument("--lock", help="flock this file around the simulation")
+    ap.add_argument("--sim-args", default="", help="more simulator arguments (+profile=F +profile-region=70 ...)")
     a = ap.parse_args()
     os.makedirs(os.path.dirname(os.path.abspath(a.log)), exist_ok=True)
-    sim = RtlSim(a.sim, a.image, a.guest_port, a.log, a.max_cycles, a.lock, progress=500_000)
+    sim = RtlSim(a.sim, a.image, a.guest_port, a.log, a.max_cycles, a.lock, progress=500_000,
+                 extra=shlex.split(a.sim_args))
     try:
         m = sim.wait_for(r"\[tcp-server\] .*listening on", a.boot_timeout)
         boot = sim.cycles_at(m.end())

@@ -49,9 +49,16 @@ mod rt {
 
     /// A load run's figures (`session`): from the first request received while no connection
     /// was open to the last response sent before none is open again. Cycles come from rdcycle,
-    /// so on the RTL they are the simulation's cycles (on QEMU they are host time).
+    /// so on the RTL they are the simulation's cycles (on QEMU they are host time). The run is
+    /// simulator region [`WINDOW`] too (this hart), so `+profile-region=70 +profile-region-any`
+    /// profiles every hart during it; the kernel's entry counters (all harts) are read around it.
     mod session {
+        use abi::stat;
         use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+        use userlib::{marker, syscall};
+        pub const WINDOW: u16 = 70;
+        static ENTRIES: AtomicUsize = AtomicUsize::new(0);
+        static INTERRUPTS: AtomicUsize = AtomicUsize::new(0);
         static OPEN: AtomicUsize = AtomicUsize::new(0);
         static MAX_OPEN: AtomicUsize = AtomicUsize::new(0);
         static REQUESTS: AtomicU64 = AtomicU64::new(0);
@@ -72,7 +79,13 @@ mod rt {
 
         /// A whole request is in: the first one of a run starts its clock.
         pub fn request_in() {
-            let _ = FIRST.compare_exchange(0, rdcycle(), Relaxed, Relaxed);
+            if FIRST.load(Relaxed) == 0 {
+                ENTRIES.store(syscall::debug_stat(stat::KERNEL_ENTRIES), Relaxed);
+                INTERRUPTS.store(syscall::debug_stat(stat::ENTRIES_INTERRUPT), Relaxed);
+                if FIRST.compare_exchange(0, rdcycle(), Relaxed, Relaxed).is_ok() {
+                    marker::begin::<WINDOW>();
+                }
+            }
         }
 
         /// Its response is out.
@@ -89,13 +102,22 @@ mod rt {
             }
             let (n, first, last) = (REQUESTS.swap(0, Relaxed), FIRST.swap(0, Relaxed), LAST.swap(0, Relaxed));
             let conns = MAX_OPEN.swap(0, Relaxed);
+            if first != 0 {
+                marker::end::<WINDOW>();
+            }
+            // Entries since the first request (all harts: the closes after the last response,
+            // the two DebugStat calls and every hart's timer ticks included).
+            let entries = syscall::debug_stat(stat::KERNEL_ENTRIES).wrapping_sub(ENTRIES.load(Relaxed));
+            let interrupts = syscall::debug_stat(stat::ENTRIES_INTERRUPT).wrapping_sub(INTERRUPTS.load(Relaxed));
             if n > 0 && last > first {
                 userlib::println!(
-                    "[tcp-server] run: {} requests on {} connections in {} cycles, {} cycles per request",
+                    "[tcp-server] run: {} requests on {} connections in {} cycles, {} cycles per request; kernel entries {} ({} interrupts) on all harts",
                     n,
                     conns,
                     last - first,
-                    (last - first) / n
+                    (last - first) / n,
+                    entries,
+                    interrupts
                 );
             }
         }

@@ -11,8 +11,30 @@
 #![cfg_attr(not(test), no_std)]
 
 /// Sockets the server has (connections plus the listening ones); also the number of buffer
-/// pairs in the data area.
-pub const SOCKETS: usize = 136;
+/// pairs in the data area and of the sync variant's threads. Build setting NET_SOCKETS (4..=240,
+/// the sync variant's reply caps must fit the net server's CNode (app.toml);
+/// default 136: the QEMU bench's 128 connections and room). The images for the RTL are built
+/// with fewer (the Makefile's NET_RTL_SOCKETS): every socket costs memory the root task loads
+/// and maps page by page, and a thread in the sync variant, which at the RTL's tens of kHz is
+/// minutes of boot; the RTL bench needs 16 connections.
+pub const SOCKETS: usize = match option_env!("NET_SOCKETS") {
+    Some(s) => sockets_setting(s),
+    None => 136,
+};
+
+/// NET_SOCKETS as a number; a bad value fails the build.
+const fn sockets_setting(s: &str) -> usize {
+    let b = s.as_bytes();
+    let mut n = 0;
+    let mut i = 0;
+    while i < b.len() {
+        assert!(b[i].is_ascii_digit(), "NET_SOCKETS is not a number");
+        n = n * 10 + (b[i] - b'0') as usize;
+        i += 1;
+    }
+    assert!(n >= 4 && n <= 240, "NET_SOCKETS out of 4..=240");
+    n
+}
 /// Each socket's receive and send buffer in the data area.
 pub const BUF_BYTES: usize = 1024;
 /// Bytes of the data area.
@@ -99,8 +121,9 @@ pub const NET_MAGIC: u64 = 0x3146_4e4f_4354_454e;
 pub const TCP_MAGIC: u64 = 0x3146_4e4f_4350_4354;
 
 /// Ring capacity of the socket channel: room for two calls per connection task (a SEND and
-/// the next RECV in flight together) and the acceptor's.
-pub const CHAN_CAPACITY: usize = 512;
+/// the next RECV in flight together) and the acceptor's, a power of two (512 at 136 sockets).
+/// It also sizes the net server's executor (a task per call in flight).
+pub const CHAN_CAPACITY: usize = (2 * SOCKETS + 8).next_power_of_two();
 
 /// How the TCP server reaches the net server (`NetConfig::variant`, `TcpConfig::variant`).
 pub mod variant {
