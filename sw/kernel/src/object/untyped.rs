@@ -61,7 +61,12 @@ pub fn invoke(me: &mut Tcb, slot: u64, m: &Msg) -> InvResult {
     }
     let (first, watermark) = caps::untyped::plan_retype(&ut, ty, size_bits as u8, count as u64)?;
     let size = 1u64 << obj_bits;
-    if !device {
+    // A child Untyped is not zeroed here (as in seL4): it starts with nothing known zero and
+    // zeroes what its own retypes hand out, so memory is zeroed once, when an object is made
+    // in it, and the unused rest of a power-of-two Untyped costs nothing (at ~2.6 cycles a
+    // byte on the RTL, a loader's 1 MiB Untyped half used was ~1.3 M cycles of waste).
+    let zeroes = !device && ty != object::UNTYPED;
+    if zeroes {
         zero_ahead(slot, &mut ut, base + watermark)?;
     }
     for i in 0..count as u64 {
@@ -74,7 +79,9 @@ pub fn invoke(me: &mut Tcb, slot: u64, m: &Msg) -> InvResult {
     }
     if let Cap::Untyped { free_index, cleared, .. } = &mut ut {
         *free_index = watermark;
-        *cleared = (*cleared).max(watermark);
+        if zeroes {
+            *cleared = (*cleared).max(watermark);
+        }
     }
     KSlots.set_cap(slot, ut);
     Ok(0)
@@ -105,14 +112,8 @@ fn zero_ahead(slot: u64, ut: &mut Cap, end: u64) -> Result<(), Error> {
 
 fn make_object(ty: usize, pa: u64, size_bits: u8, obj_bits: u8, device: bool) -> Cap {
     match ty {
-        // Zeroed by the retype (RAM): its own retypes need not zero again.
-        object::UNTYPED => Cap::Untyped {
-            base: pa,
-            size_bits,
-            free_index: 0,
-            device,
-            cleared: if device { 0 } else { 1u64 << size_bits },
-        },
+        // Not zeroed (above): its own retypes zero what they hand out.
+        object::UNTYPED => Cap::Untyped { base: pa, size_bits, free_index: 0, device, cleared: 0 },
         object::TCB => {
             super::tcb::create(pa, crate::percpu::this().hart);
             Cap::Tcb { obj: pa }
