@@ -235,9 +235,10 @@ sim-net: net-image-rtl
 	$$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(BUILD)/sw/image-net-rtl-$(NET_VARIANT).bin +hostfwd=$(NET_PORT) \
 	  +max-cycles=$(MAX_CYCLES) $(PROFILE_ARGS) $(SIM_ARGS)
 
-# A bounded TCP exchange from the host into the RTL (scripts/rtl_net.py, part of make test): the
-# async network system on the 4-core RTL with the NIC model, a few requests over one connection;
-# fails if a reply is missing or wrong. RTL_LOCK=file runs the simulation under flock.
+# A bounded TCP exchange from the host into the RTL (scripts/rtl_net.py): the async network system
+# (RTL image) on the 4-core RTL with the NIC model, a few requests over one connection; fails if a
+# reply is missing or wrong. Not in make test: a whole boot, ~30 M cycles (sw/apps/net-server/README.md).
+# RTL_LOCK=file runs the simulation under flock.
 test-sim-net: net-image-rtl loadgen
 	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
 	python3 scripts/rtl_net.py --sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) \

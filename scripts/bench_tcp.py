@@ -13,7 +13,8 @@ QEMU runs its vCPUs in one host thread (`--tcg single`, the default): with one t
 wake-up waits for the host to schedule its thread, and the 4-hart points measure the host's
 scheduler (tens to hundreds of ms per wake-up, bimodal) rather than the system.
 
-`--target rtl` (`make bench-tcp TARGET=rtl`): the same images on the cycle-accurate 4-core RTL
+`--target rtl` (`make bench-tcp TARGET=rtl`): the RTL images (`make net-image-rtl`: the same
+programs with 24 sockets instead of 136, which keeps the boot short) on the cycle-accurate 4-core RTL
 with the NIC model (`rtl_net.RtlSim`: AXI DMA + AXI Ethernet, libslirp on simulated time), one
 simulation per variant booted once, then 1, 4 and 16 connections with a bounded number of
 requests each. The figure is the TCP server's own: simulated cycles (rdcycle) from the first
