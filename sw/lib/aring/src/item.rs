@@ -8,8 +8,10 @@ pub const ITEM_WORDS: usize = 8;
 
 /// One message: `id` names the coroutine (or request) it belongs to, `label` and `len` are the
 /// message info, `payload[..len]` the data. `len` comes from the peer, so read the payload
-/// through [`Item::payload`], which checks it.
-#[repr(C, align(64))]
+/// through [`Item::payload`], which checks it. Word-aligned only: the ring's slots are the
+/// cache lines (`layout::Slot`); a 64-byte-aligned value type made every `Option<Item>` 128
+/// bytes, moved with byte-wise copies of its unaligned tail.
+#[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Item {
     pub id: u64,
@@ -19,7 +21,7 @@ pub struct Item {
     pub payload: [u64; PAYLOAD_WORDS],
 }
 
-const _: () = assert!(core::mem::size_of::<Item>() == 64 && core::mem::align_of::<Item>() == 64);
+const _: () = assert!(core::mem::size_of::<Item>() == 64 && core::mem::align_of::<Item>() == 8);
 
 impl Item {
     /// An item with `words` as its payload; `None` if there are more than [`PAYLOAD_WORDS`].
