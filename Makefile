@@ -404,8 +404,8 @@ bench-ipc: sw
 
 # The memory-allocator server (sw/apps/mem-server): sync and async, single- and multi-hart
 # (phases sync-1 sync-2 async-1 async-2), concurrency 2..512. On the 4-hart RTL every point is an
-# image and a simulation of its own (start-up ~20 M cycles, then that point with a window of
-# max(48, conc / 2) pairs), each bounded in cycles by scripts/mem_bench.py; the table, CSV and
+# image and a simulation of its own (start-up ~30 M cycles, then that point), each bounded in
+# cycles by scripts/mem_bench.py; the table, CSV and
 # plots gather every point logged in build/bench so far (the newest log of each point), so one
 # point per call adds up: `make bench-mem BENCH_MEM_RUNS=async-1 BENCH_MEM_CONC=64`. Full set:
 # the defaults (4 phases x 9 concurrencies, ~15-40 min each at 40 kHz); SHORT=1: concurrency 4,
@@ -424,7 +424,7 @@ RTL_LOCK ?=
 bench-mem: sw
 	$(if $(filter qemu,$(TARGET)),$(call mem_client,$(BENCH_MEM_ALL),$(BENCH_MEM_CONC),,$(BUILD)/sw/mem-client-all.elf,$(MEM_BENCH_ALL_IMAGE)),\
 	for p in $(BENCH_MEM_RUNS); do for c in $(subst $(COMMA), ,$(BENCH_MEM_CONC)); do n=$$(echo $$p | tr , +); \
-	  $(call mem_client,$$p,$$c,MEM_PAIRS=48,$(BUILD)/sw/mem-client-$$n-c$$c.elf,$(BUILD)/sw/image-mem-bench-$$n-c$$c.bin) \
+	  $(call mem_client,$$p,$$c,,$(BUILD)/sw/mem-client-$$n-c$$c.elf,$(BUILD)/sw/image-mem-bench-$$n-c$$c.bin) \
 	  || exit 1; done; done)
 	$(if $(filter qemu,$(TARGET)),,$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=)
 	python3 scripts/mem_bench.py --out $(BUILD)/bench --target $(TARGET) $(if $(RTL_LOCK),--lock $(RTL_LOCK),) \

@@ -43,9 +43,9 @@ COLORS = {("sync", 1): "tab:red", ("sync", 2): "tab:purple", ("async", 1): "tab:
 MAX_CYCLES = 250_000_000
 SIM_MIN_HZ = 15_000
 # One point per image (name ...-cN.bin): start-up (firmware, kernel checks, the root task's
-# loading: ~20 M cycles) and the point's warm-up, window (MEM_PAIRS=48: max(48, N/2)) and
-# drain at up to 60 k cycles per pair (a sync pair costs ~30-40 k on the RTL).
-START_CYCLES = 30_000_000
+# loading: ~30 M cycles) and the point's warm-up, window (max(48, 2 N)) and drain at up to
+# 60 k cycles per pair (a sync pair costs ~20-40 k on the RTL).
+START_CYCLES = 35_000_000
 PAIR_CYCLES = 60_000
 
 
@@ -54,7 +54,7 @@ def point_cycles(image):
     if not m:
         return None
     conc = int(m.group(1))
-    return START_CYCLES + PAIR_CYCLES * ((conc + 4) + max(48, conc // 2) + conc)
+    return START_CYCLES + PAIR_CYCLES * ((conc + 4) + max(48, 2 * conc) + conc)
 
 
 def describe(f):
