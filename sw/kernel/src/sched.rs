@@ -371,11 +371,11 @@ fn choose() -> *mut Tcb {
 pub fn exit_to_user() -> ! {
     let next = choose();
     if next.is_null() {
-        // Let the lock go before the idle loop's first look: a partner this entry woke on
-        // another hart (cross-hart IPC) is already waiting for it, and our look then runs
-        // while that partner is back in user mode instead of before it gets there.
-        lock::release();
-        idle_loop()
+        // Nothing to run: the idle pass's bookkeeping now, under the lock we hold, then the
+        // lock goes once. A partner this entry woke on another hart (cross-hart IPC) is
+        // already waiting for it; taking it again for the idle loop's first look put that
+        // look on the partner's critical path (it waited for our pass, we for its exit).
+        idle(true)
     }
     // SAFETY: chosen threads are live.
     run(unsafe { &mut *next })
@@ -424,21 +424,30 @@ const IDLE_WATCH_CYCLES: u64 = 20_000;
 /// A hart with nothing to run: watch the mailbox a while, then sleep in `wfi` with interrupts
 /// masked (wfi still wakes on a pending one), then take the lock and look again.
 pub fn idle_loop() -> ! {
+    idle(false)
+}
+
+/// The idle loop; `held`: entered from the kernel's exit with the lock held and nothing to
+/// run (`choose` just said so), so the first pass starts at the bookkeeping.
+fn idle(mut held: bool) -> ! {
     arch::cpu::interrupts_off();
     let cpu = percpu::this();
     cpu.active_asid.store(usize::MAX, Ordering::Relaxed);
     loop {
-        lock::acquire();
-        crate::interrupt::poll(cpu);
-        if cpu.mailbox.load(Ordering::Relaxed) != 0 {
-            arch::ipi::take_mail(cpu);
+        if !held {
+            lock::acquire();
+            crate::interrupt::poll(cpu);
+            if cpu.mailbox.load(Ordering::Relaxed) != 0 {
+                arch::ipi::take_mail(cpu);
+            }
+            let next = choose();
+            if !next.is_null() {
+                crate::asyscall::wake::leaving_idle(cpu);
+                // SAFETY: chosen threads are live.
+                run(unsafe { &mut *next })
+            }
         }
-        let next = choose();
-        if !next.is_null() {
-            crate::asyscall::wake::leaving_idle(cpu);
-            // SAFETY: chosen threads are live.
-            run(unsafe { &mut *next })
-        }
+        held = false;
         if crate::asyscall::wake::on_idle(cpu) {
             lock::release();
             continue;

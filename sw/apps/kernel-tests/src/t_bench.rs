@@ -5,7 +5,21 @@ use core::sync::atomic::Ordering;
 use userlib::invoke::rights;
 use userlib::{marker, syscall};
 
-const ROUNDS: usize = 1000;
+/// Round trips per measurement; `KTEST_ROUNDS=N make sw` (at build time) for shorter RTL runs.
+const ROUNDS: usize = match option_env!("KTEST_ROUNDS") {
+    Some(n) => decimal(n),
+    None => 1000,
+};
+
+const fn decimal(s: &str) -> usize {
+    let (b, mut i, mut n) = (s.as_bytes(), 0, 0);
+    while i < b.len() {
+        assert!(b[i].is_ascii_digit(), "KTEST_ROUNDS: not a number");
+        n = n * 10 + (b[i] - b'0') as usize;
+        i += 1;
+    }
+    n
+}
 /// Where `round_trip_other_space` leaves its figures in `BENCH`.
 pub const B_OTHER_SPACE: usize = 16;
 pub const B_OTHER_SPACE_ENTRIES: usize = 17;

@@ -149,6 +149,13 @@ pub fn on_idle() {
     let owner = owner_of(h);
     // SAFETY: as above.
     if let Some(prev) = unsafe { owner.as_mut() }.filter(|p| p.uintr.loaded_on as usize == h + 1) {
+        if super::hardware() && plain(&prev.uintr) {
+            // Its state is only U-CSRs (nothing delegated, no slot, table or source), which an
+            // idle hart does not care about: keep it loaded, so that the thread coming back
+            // here (a cross-hart IPC partner, usually) finds its CSRs already in place.
+            park::set_active(h, true);
+            return;
+        }
         release(prev);
     }
     *owner = null_mut();
