@@ -10,13 +10,29 @@
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use platform::image::MAX_HARTS;
 
-static NEXT: AtomicUsize = AtomicUsize::new(0);
-static SERVING: AtomicUsize = AtomicUsize::new(0);
-static OWNER: AtomicUsize = AtomicUsize::new(usize::MAX);
-/// Cycle count when the lock was taken, and the longest hold since the last reset
-/// (`abi::stat::LOCK_HOLD_MAX`): how long one hart can keep every other out of the kernel.
-static SINCE: AtomicU64 = AtomicU64::new(0);
-static MAX_HOLD: AtomicU64 = AtomicU64::new(0);
+/// Each on a cache line of its own: waiters spin on `SERVING`, arrivals `amoadd` `NEXT`, and the
+/// holder's own bookkeeping (`HOLD`) must not invalidate the line the waiters are reading.
+#[repr(align(64))]
+struct Line<T>(T);
+impl<T> core::ops::Deref for Line<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+static NEXT: Line<AtomicUsize> = Line(AtomicUsize::new(0));
+static SERVING: Line<AtomicUsize> = Line(AtomicUsize::new(0));
+/// Written by the holder only: who holds the lock, the cycle count when it was taken, and the
+/// longest hold since the last reset (`abi::stat::LOCK_HOLD_MAX`): how long one hart can keep
+/// every other out of the kernel.
+struct Hold {
+    owner: AtomicUsize,
+    since: AtomicU64,
+    max: AtomicU64,
+}
+static HOLD: Line<Hold> =
+    Line(Hold { owner: AtomicUsize::new(usize::MAX), since: AtomicU64::new(0), max: AtomicU64::new(0) });
 
 /// Spin iterations (a load each) before a waiter sleeps: ~10^5-10^6 cycles on Rocket, several
 /// worst-case lock holds; well under a host scheduler slice under QEMU.
@@ -25,7 +41,7 @@ const NOT_SLEEPING: usize = usize::MAX;
 /// Per hart, the ticket it sleeps waiting for; and a mask of sleeping harts, so `release`
 /// costs one load when nobody sleeps.
 static SLEEPS_ON: [AtomicUsize; MAX_HARTS] = [const { AtomicUsize::new(NOT_SLEEPING) }; MAX_HARTS];
-static SLEEPERS: AtomicUsize = AtomicUsize::new(0);
+static SLEEPERS: Line<AtomicUsize> = Line(AtomicUsize::new(0));
 
 pub fn acquire() {
     let ticket = NEXT.fetch_add(1, Ordering::Relaxed);
@@ -38,18 +54,18 @@ pub fn acquire() {
         }
         core::hint::spin_loop();
     }
-    OWNER.store(crate::arch::cpu::hart_id(), Ordering::Relaxed);
-    SINCE.store(crate::arch::cpu::cycles(), Ordering::Relaxed);
+    HOLD.owner.store(crate::arch::cpu::hart_id(), Ordering::Relaxed);
+    HOLD.since.store(crate::arch::cpu::cycles(), Ordering::Relaxed);
 }
 
 pub fn release() {
     debug_assert!(held());
-    let held_for = crate::arch::cpu::cycles().wrapping_sub(SINCE.load(Ordering::Relaxed));
+    let held_for = crate::arch::cpu::cycles().wrapping_sub(HOLD.since.load(Ordering::Relaxed));
     // Only the holder writes; a plain compare is enough.
-    if held_for > MAX_HOLD.load(Ordering::Relaxed) {
-        MAX_HOLD.store(held_for, Ordering::Relaxed);
+    if held_for > HOLD.max.load(Ordering::Relaxed) {
+        HOLD.max.store(held_for, Ordering::Relaxed);
     }
-    OWNER.store(usize::MAX, Ordering::Relaxed);
+    HOLD.owner.store(usize::MAX, Ordering::Relaxed);
     // SeqCst here and in `sleep_until_served` (Dekker): either the waiter sees the new SERVING
     // and does not sleep, or we see it in SLEEPERS and wake it.
     let next = SERVING.fetch_add(1, Ordering::SeqCst) + 1;
@@ -89,13 +105,13 @@ fn wake_holder_of(ticket: usize) {
 /// The longest hold so far (cycles of the holding hart), optionally starting over.
 pub fn max_hold(reset: bool) -> u64 {
     if reset {
-        MAX_HOLD.swap(0, Ordering::Relaxed)
+        HOLD.max.swap(0, Ordering::Relaxed)
     } else {
-        MAX_HOLD.load(Ordering::Relaxed)
+        HOLD.max.load(Ordering::Relaxed)
     }
 }
 
 /// This hart holds the lock (for assertions).
 pub fn held() -> bool {
-    OWNER.load(Ordering::Relaxed) == crate::arch::cpu::hart_id()
+    HOLD.owner.load(Ordering::Relaxed) == crate::arch::cpu::hart_id()
 }

@@ -29,7 +29,11 @@ struct Csrs {
 
 const CSRS_RESET: Csrs =
     Csrs { ustatus: 0, utvec: 0, uscratch: 0, uepc: 0, ucause: 0, utval: 0, sideleg: 0, sie: USIP, suist: 0, suirs: 0 };
-static CSRS: KCell<[Csrs; MAX_HARTS]> = KCell::new([CSRS_RESET; MAX_HARTS]);
+/// A cache line (two) per hart: every trap from user mode writes its hart's entry, outside
+/// the lock, and neighbouring harts' entries must not share its lines.
+#[repr(align(64))]
+struct HartCsrs(Csrs);
+static CSRS: KCell<[HartCsrs; MAX_HARTS]> = KCell::new([const { HartCsrs(CSRS_RESET) }; MAX_HARTS]);
 
 /// Per hart, the thread whose state its CSRs hold (it may since have run elsewhere: its
 /// `loaded_on` says).
@@ -42,7 +46,7 @@ fn owner_of(h: usize) -> &'static mut *mut Tcb {
 
 fn csrs_of(h: usize) -> &'static mut Csrs {
     // SAFETY: only hart `h` uses entry `h`, and not reentrantly (traps from user mode only).
-    unsafe { &mut (*CSRS.as_ptr())[h] }
+    unsafe { &mut (*CSRS.as_ptr())[h].0 }
 }
 
 /// This hart's CSRs to their reset values (boot, hardware only).
