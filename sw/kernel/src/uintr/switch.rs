@@ -92,11 +92,12 @@ pub fn save_on_trap(t: *mut Tcb) {
     c.sie = (c.sie & !c.sideleg) | u.uie;
 }
 
-/// Whether `u` holds nothing the kernel gave it: no receiver slot, no sender table, nothing
-/// delegated, no device sources. Such a thread's state is only its seven U-CSRs.
+/// Whether `u` holds nothing routed to a hart: no receiver slot, nothing delegated, no device
+/// sources. Such a thread's state is its seven U-CSRs and `suist` (a sender table, if it has
+/// one, is only read by its own `uipi.send`s): nothing to release when it leaves a hart.
 #[inline(always)]
 fn plain(u: &super::ThreadState) -> bool {
-    u.slot == 0 && u.table == 0 && u.sideleg == 0 && u.ueip == 0
+    u.slot == 0 && u.sideleg == 0 && u.ueip == 0
 }
 
 /// On the way to user mode with `t` on this hart.
@@ -115,8 +116,8 @@ pub fn switch_to(t: &mut Tcb) {
     // another hart is that hart's to release.
     let prev = unsafe { owner.as_mut() }.filter(|p| p.uintr.loaded_on as usize == h + 1);
     if super::hardware() && plain(&t.uintr) && prev.as_ref().is_none_or(|p| plain(&p.uintr)) {
-        // The common switch (IPC between threads that use no user interrupts): nothing to
-        // release, no slot to route; only U-CSRs that differ are written (usually none).
+        // The common switch (IPC between threads that receive no user interrupts): nothing to
+        // release, no slot to route; only CSRs that differ are written (usually `suist` alone).
         if let Some(p) = prev {
             p.uintr.loaded_on = 0;
         }
@@ -154,9 +155,10 @@ pub fn on_idle() {
     // SAFETY: as above.
     if let Some(prev) = unsafe { owner.as_mut() }.filter(|p| p.uintr.loaded_on as usize == h + 1) {
         if super::hardware() && plain(&prev.uintr) {
-            // Its state is only U-CSRs (nothing delegated, no slot, table or source), which an
-            // idle hart does not care about: keep it loaded, so that the thread coming back
-            // here (a cross-hart IPC partner, usually) finds its CSRs already in place.
+            // Its state is only U-CSRs and `suist` (nothing delegated, no slot or source), which
+            // an idle hart does not use: keep it loaded, so that the thread coming back here (a
+            // cross-hart IPC partner, usually) finds its CSRs already in place. A table unbound
+            // meanwhile reloads the thread (`reload`), and the hart sends nothing while idle.
             park::set_active(h, true);
             return;
         }
