@@ -74,6 +74,7 @@ fn init_this_hart() -> HartSetup {
 }
 
 pub extern "C" fn boot_main(hart: usize, dtb: usize) -> ! {
+    let dtb = crate::dtb::to_ram(dtb);
     let m = match machine::init(dtb) {
         Ok(m) => m,
         // Without a device tree there is no console to complain on; stop here.

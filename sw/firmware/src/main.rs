@@ -1,7 +1,7 @@
 //! M-mode firmware for QEMU `virt` and our Rocket SoC.
 //!
 //! Every hart enters `_start` in M-mode. The first one to arrive becomes the boot hart: it reads
-//! the device tree, sets up the console and enters the kernel in S-mode (a0 = hart id,
+//! the device tree (copied from the boot ROM to DRAM first), sets up the console and enters the kernel in S-mode (a0 = hart id,
 //! a1 = device tree). The others configure their own CSRs and park in `wfi` until the kernel
 //! starts them through SBI HSM. After that the firmware only runs in its trap handler.
 #![cfg_attr(target_arch = "riscv64", no_std, no_main)]
@@ -15,6 +15,8 @@ mod clint;
 mod console;
 #[cfg(target_arch = "riscv64")]
 mod csr;
+#[cfg(target_arch = "riscv64")]
+mod dtb;
 #[cfg(target_arch = "riscv64")]
 mod entry;
 #[cfg(target_arch = "riscv64")]
