@@ -63,6 +63,9 @@ struct Tables {
     truncated: bool,
 }
 
+// Outside .bss (the boot does not zero it): `check` zeroes it on first use, which gives it
+// exactly this all-zero initial value.
+#[link_section = ".noinit.checker"]
 static TABLES: KCell<Tables> = KCell::new(Tables {
     cnodes: [(0, 0); MAX_CNODES],
     ncnodes: 0,
@@ -98,6 +101,11 @@ impl Checker {
 /// Run every check (kernel lock held): over the whole system, or (`scope`) over what is
 /// reachable from one CNode.
 pub fn check(scope: Option<Cap>) -> Report {
+    static ZEROED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+    if !ZEROED.swap(true, core::sync::atomic::Ordering::Relaxed) {
+        // SAFETY: under the kernel lock, before any reference to the tables exists.
+        unsafe { core::ptr::write_bytes(TABLES.as_ptr(), 0, 1) };
+    }
     // SAFETY: under the kernel lock, and nothing else uses these tables.
     let tb = unsafe { TABLES.get() };
     tb.ncnodes = 0;

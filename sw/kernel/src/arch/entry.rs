@@ -19,7 +19,9 @@ pub static mut BOOT_PAGE_TABLE: Table = Table([0; 512]);
 
 #[repr(C, align(4096))]
 struct Stacks([[u8; STACK_SIZE]; MAX_HARTS]);
+// Not zeroed at boot (any contents will do for a stack).
 #[no_mangle]
+#[link_section = ".noinit.stacks"]
 static mut KERNEL_STACKS: Stacks = Stacks([[0; STACK_SIZE]; MAX_HARTS]);
 
 core::arch::global_asm!(
