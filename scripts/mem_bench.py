@@ -135,7 +135,8 @@ def plot(rows, out_dir, target):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    concs = sorted({r["concurrency"] for r in rows})
+    # Ticks at our points and the published ones (a partial RTL sweep still shows the curves).
+    concs = sorted({r["concurrency"] for r in rows} | {c for t in PUBLISHED.values() for c in t})
     written = []
     for name, key, pub_table, ylabel, scale in [
             ("mem-cycles.png", "cycles_per_pair", PUBLISHED, "cycles per map+unmap pair", 1),
