@@ -237,7 +237,7 @@ sim-net: net-image-rtl
 
 # A bounded TCP exchange from the host into the RTL (scripts/rtl_net.py): the async network system
 # (RTL image) on the 4-core RTL with the NIC model, a few requests over one connection; fails if a
-# reply is missing or wrong. Not in make test: a whole boot, ~30 M cycles (sw/apps/net-server/README.md).
+# reply is missing or wrong. make test runs the same exchange inside test-sim (case rtl-4-harts-tcp).
 # RTL_LOCK=file runs the simulation under flock.
 test-sim-net: net-image-rtl loadgen
 	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
@@ -356,10 +356,12 @@ area: | $(DEPS_DONE)
 test-rtl: | $(DEPS_DONE)
 	$(MAKE) -C hw test-rtl BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
 
-# The real image on the 4-hart RTL (fast build), checked like the QEMU boots.
-test-sim: sw
+# The real image on the 4-hart RTL (fast build), checked like the QEMU boots; with the network
+# system's bounded TCP exchange from the host (rtl-4-harts-tcp, as make test-sim-net) beside them.
+test-sim: sw net-image-rtl loadgen
 	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
 	python3 scripts/boot_test.py --image $(IMAGE) --suite-image $(UINTR_IMAGE) --bench-image $(IPC_BENCH_QUICK_IMAGE) --harts 4 --jobs 2 \
+	  --net-image $(BUILD)/sw/image-net-rtl-async.bin --loadgen $(LOADGEN) \
 	  --sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=)
 
 # The worst kernel lock hold under a hostile thread (bench_lock_hold), alone on the 4-hart RTL.

@@ -138,7 +138,7 @@ def run_rtl(a, images):
                 t0 = time.time()
                 with tempfile.TemporaryDirectory(prefix="bench-tcp.") as d:
                     path = os.path.join(d, "point.csv")
-                    res = rtl_net.loadgen(a.loadgen, sim.host_port, c, n, a.size, a.rtl_timeout,
+                    res = rtl_net.loadgen_run(a.loadgen, sim.host_port, c, n, a.size, a.rtl_timeout,
                                           ["--csv", path, "--target", "rtl", "--variant", variant, "--harts", "4"])
                     row = read_rows(path)[-1] if os.path.exists(path) else None
                 run = sim.wait_for(rtl_net.RUN.pattern, 300, at)

@@ -13,6 +13,7 @@ import tomllib
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -201,6 +202,23 @@ def sim_cases(image, sim, harts, suite_image=None, bench_image=None):
     return todo
 
 
+# The bounded TCP exchange from the host into the RTL (rtl_net.exchange): the network system's RTL
+# image boots (~24 M cycles to listening) and answers 4 requests over one connection.
+NET_MAX_CYCLES = 40_000_000
+
+
+def run_net_case(name, sim, image, loadgen):
+    import rtl_net
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="boot-test-net.") as d:
+        ok, lines = rtl_net.exchange(sim, image, loadgen, os.path.join(d, "sim.log"), max_cycles=NET_MAX_CYCLES,
+                                     boot_timeout=NET_MAX_CYCLES // SIM_MIN_HZ)
+    verdict = "ok" if ok else "FAILED"
+    print("\n".join([f"boot-test {name:<28} {time.monotonic() - start:5.1f}s  {verdict}"] + ["  " + l for l in lines]),
+          flush=True)
+    return ok
+
+
 def run_case(name, env, image, extra, want_status, check, sim=None):
     if sim:
         given = [int(a.split("=", 1)[1]) for a in extra if a.startswith("+max-cycles=")]
@@ -242,6 +260,8 @@ def main():
     ap.add_argument("--suite-modules", help="its boot-module window (for the OpenSBI case)")
     ap.add_argument("--bench-image", help="the IPC benchmark's image (full sweep on QEMU, short on the RTL)")
     ap.add_argument("--mem-image", help="the memory-allocator server's short run (QEMU)")
+    ap.add_argument("--net-image", help="RTL: the network system's RTL image, for the TCP exchange from the host")
+    ap.add_argument("--loadgen", help="RTL: the load client for --net-image")
     ap.add_argument("--harts", type=int, default=4)
     ap.add_argument("--only")
     ap.add_argument("--jobs", type=int, default=1,
@@ -260,13 +280,21 @@ def main():
         if args.mem_image:
             todo.append(("mem-server-smp4", {}, args.mem_image, [], 0, expect_our_firmware(MEM_BENCH_QUICK)))
     todo = [c for c in todo if not args.only or c[0] == args.only]
+    budget = lambda c: max([int(a.split("=", 1)[1]) for a in c[3] if a.startswith("+max-cycles=")] or [SIM_MAX_CYCLES])
+    jobs = [(budget(c), lambda c=c: run_case(*c)) for c in todo]
+    if args.sim and args.net_image:
+        if not args.loadgen:
+            ap.error("--net-image needs --loadgen")
+        name = f"rtl-{args.harts}-harts-tcp"
+        if not args.only or args.only == name:
+            jobs.append((NET_MAX_CYCLES, lambda: run_net_case(name, args.sim, args.net_image, args.loadgen)))
     if args.sim and args.jobs > 1:
         # Longest first (the suite, then the benchmark), so the short boot shares the other core.
-        todo.sort(key=lambda c: -max([int(a.split("=", 1)[1]) for a in c[3] if a.startswith("+max-cycles=")] or [SIM_MAX_CYCLES]))
+        jobs.sort(key=lambda j: -j[0])
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
-            results = list(ex.map(lambda c: run_case(*c), todo))
+            results = list(ex.map(lambda j: j[1](), jobs))
     else:
-        results = [run_case(*c) for c in todo]
+        results = [j[1]() for j in jobs]
     if not results:
         sys.exit(f"no case named {args.only}")
     print(f"boot-test: {sum(results)}/{len(results)} passed")

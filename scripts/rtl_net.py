@@ -95,11 +95,42 @@ class RtlSim:
         self.log.close()
 
 
-def loadgen(binary, port, connections, requests, size, timeout, extra=()):
+def loadgen_run(binary, port, connections, requests, size, timeout, extra=()):
     """net_test's load client run, its wall bound scaled to the simulation (each request may
     take up to `timeout` seconds of host time)."""
     return net_test.loadgen(binary, port, connections, requests, size, timeout, extra,
                             wall=timeout * (requests + connections) + 120)
+
+
+def exchange(sim_bin, image, loadgen, log, guest_port=5555, size=64, requests=4, max_cycles=30_000_000,
+             boot_timeout=1200, timeout=120, lock=None, extra=()):
+    """Boot `image` on the RTL, send `requests` over one connection once the TCP server listens,
+    check every reply and the server's own count. (passed, report lines)."""
+    lines = []
+    sim = RtlSim(sim_bin, image, guest_port, log, max_cycles, lock, progress=500_000, extra=extra)
+    try:
+        m = sim.wait_for(r"\[tcp-server\] .*listening on", boot_timeout)
+        boot = sim.cycles_at(m.end())
+        t_boot = time.time() - sim.running_since()
+        lines.append(f"sim-net test: TCP server listening after ~{boot / 1e6:.1f} M cycles ({t_boot:.0f} s), host port {sim.host_port}")
+        res = loadgen_run(loadgen, sim.host_port, 1, requests, size, timeout)
+        if res["requests"] != requests or res["errors"] != 0:
+            raise Fail(f"{res['requests']} of {requests} requests answered correctly, {res['errors']} dead connections")
+        run = sim.wait_for(RUN.pattern, 120, m.end())
+        n, conns, cycles, cpr = map(int, run.groups())
+        if (n, conns) != (requests, 1):
+            raise Fail(f"the TCP server counted {n} requests on {conns} connections, the client sent {requests} on 1")
+        end = sim.cycles_at(len(sim.text()))
+        lines.append(f"sim-net test: {requests} requests over 1 connection answered correctly on the RTL: "
+                     f"{cycles} cycles from the first request in to the last response out ({cpr} per request); "
+                     f"the run so far ~{end / 1e6:.1f} M cycles, {time.time() - sim.running_since():.0f} s wall")
+        return True, lines
+    except (Fail, subprocess.TimeoutExpired) as e:
+        lines.append(f"sim-net test: FAILED: {e}")
+        lines += sim.text().splitlines()[-40:]
+        return False, lines
+    finally:
+        sim.stop()
 
 
 def main():
@@ -118,30 +149,11 @@ def main():
     ap.add_argument("--sim-args", default="", help="more simulator arguments (+profile=F +profile-region=70 ...)")
     a = ap.parse_args()
     os.makedirs(os.path.dirname(os.path.abspath(a.log)), exist_ok=True)
-    sim = RtlSim(a.sim, a.image, a.guest_port, a.log, a.max_cycles, a.lock, progress=500_000,
-                 extra=shlex.split(a.sim_args))
-    try:
-        m = sim.wait_for(r"\[tcp-server\] .*listening on", a.boot_timeout)
-        boot = sim.cycles_at(m.end())
-        t_boot = time.time() - sim.running_since()
-        print(f"sim-net test: TCP server listening after ~{boot / 1e6:.1f} M cycles ({t_boot:.0f} s), host port {sim.host_port}", flush=True)
-        res = loadgen(a.loadgen, sim.host_port, 1, a.requests, a.size, a.timeout)
-        if res["requests"] != a.requests or res["errors"] != 0:
-            raise Fail(f"{res['requests']} of {a.requests} requests answered correctly, {res['errors']} dead connections")
-        run = sim.wait_for(RUN.pattern, 120, m.end())
-        n, conns, cycles, cpr = map(int, run.groups())
-        if (n, conns) != (a.requests, 1):
-            raise Fail(f"the TCP server counted {n} requests on {conns} connections, the client sent {a.requests} on 1")
-        end = sim.cycles_at(len(sim.text()))
-        print(f"sim-net test: {a.requests} requests over 1 connection answered correctly on the RTL: "
-              f"{cycles} cycles from the first request in to the last response out ({cpr} per request); "
-              f"the run so far ~{end / 1e6:.1f} M cycles, {time.time() - sim.running_since():.0f} s wall", flush=True)
-    except (Fail, subprocess.TimeoutExpired) as e:
-        print(f"sim-net test: FAILED: {e}")
-        print("\n".join(sim.text().splitlines()[-40:]))
+    ok, lines = exchange(a.sim, a.image, a.loadgen, a.log, a.guest_port, a.size, a.requests, a.max_cycles,
+                         a.boot_timeout, a.timeout, a.lock, shlex.split(a.sim_args))
+    print("\n".join(lines), flush=True)
+    if not ok:
         sys.exit(1)
-    finally:
-        sim.stop()
     print("sim-net test: passed")
 
 
