@@ -265,7 +265,8 @@ pub mod object {
     pub const PAGE_TABLE_BITS: usize = 12;
     pub const ASID_POOL_BITS: usize = 12;
     /// A sender table: the entry page the hardware reads (`uintr::SENDER_ENTRIES` words, page
-    /// aligned), two pages of the kernel's per-entry bookkeeping and a header page.
+    /// aligned), two pages of the kernel's per-entry bookkeeping and a header page (which also
+    /// links each entry to the next of its notification's).
     pub const UINTR_SENDER_TABLE_BITS: usize = 14;
     pub const MIN_UNTYPED_BITS: usize = 4;
     pub const MAX_UNTYPED_BITS: usize = 38;
@@ -448,6 +449,9 @@ pub mod uintr {
     pub const MAX_VECTOR: usize = 63;
     /// Entries in a thread's sender table (one 4 KiB page).
     pub const SENDER_ENTRIES: usize = 512;
+    /// Sender-table entries one notification may have (across all tables): a registration
+    /// past it is a RangeError. Bounds the work of (un)registering its receiver.
+    pub const MAX_SENDERS_PER_NOTIFICATION: usize = 1024;
     /// ucause codes of user interrupts.
     pub const CAUSE_SOFTWARE: usize = platform::csr::USIP_BIT;
     pub const CAUSE_EXTERNAL: usize = platform::csr::UEIP_BIT;

@@ -20,6 +20,10 @@ pub extern "C" fn boot_main(hart: usize, dtb: usize) -> ! {
         sbi_defs::call::spec_version() & 0xff_ffff
     );
 
+    // Sender-table links pack a table's address into 32 bits (uintr::sender): a machine
+    // description, not user input, so stopping here is right.
+    let top = m.memory.iter().map(|r| r.end() as u64).max().unwrap_or(0);
+    assert!(top <= crate::uintr::SENDER_LINKABLE_LIMIT, "RAM ends at {top:#x}, above what sender tables can link");
     let [text, _, data] = arch::entry::image_sections();
     let kernel = Region { base: mm::virt_to_phys(text.0), size: data.1 - text.0 };
     let free = mm::frames::init(m, kernel, machine::dtb());

@@ -27,7 +27,7 @@
 //! check, run every so often and at the end, covers that.
 use crate::kcell::KCell;
 use crate::kprintln;
-use crate::object::{asid, at, tcb, KSlots};
+use crate::object::{asid, at, notification::Notification, tcb, KSlots};
 use abi::layout::USER_TOP;
 use caps::{cap::PT_ROOT, cdt, Cap, SlotRef, Slots, NO_SLOT};
 use sv39::{Pte, ENTRIES};
@@ -230,6 +230,44 @@ fn check_sender_cap(c: &mut Checker, tb: &Tables, s: SlotRef, ntfn: u64, handle:
     let (n, slot) = crate::uintr::sender_entry_meta(table, index);
     if n != ntfn || slot != s {
         c.violation(format_args!("sender cap in {s:#x} (notification {ntfn:#x}): its entry {handle:#x} records notification {n:#x}, slot {slot:#x}"));
+        return;
+    }
+    check_sender_list(c, tb, ntfn, handle);
+}
+
+/// The entry `handle` of notification `ntfn` delivers where the notification's receiver is
+/// and is on the notification's list; the list holds only the notification's live entries, as
+/// many as it counts.
+fn check_sender_list(c: &mut Checker, tb: &Tables, ntfn: u64, handle: u64) {
+    let live = |h: u64| {
+        let (t, i) = crate::uintr::decode_sender_handle(h);
+        i < abi::uintr::SENDER_ENTRIES && tb.tables[..tb.ntables].binary_search(&t).is_ok()
+    };
+    let n = at::<Notification>(ntfn);
+    let (table, index) = crate::uintr::decode_sender_handle(handle);
+    // Deliverable exactly when the notification has a receiver slot, and to that slot.
+    let target = crate::uintr::sender_lookup(table, index).map(|(s, _)| s);
+    if target != n.uslot.checked_sub(1) {
+        c.violation(format_args!(
+            "sender entry {handle:#x}: delivers to {target:?}, its notification {ntfn:#x} has receiver slot {:?}",
+            n.uslot.checked_sub(1)
+        ));
+    }
+    // Walked by hand: a link is followed only from an entry known to be live.
+    let (mut e, mut count, mut bad, mut found) = (n.sender_head, 0, false, false);
+    while e != 0 && count <= abi::uintr::MAX_SENDERS_PER_NOTIFICATION {
+        if !live(e) {
+            bad = true;
+            break;
+        }
+        let (t, i) = crate::uintr::decode_sender_handle(e);
+        bad |= crate::uintr::sender_entry_meta(t, i).0 != ntfn;
+        found |= e == handle;
+        count += 1;
+        e = crate::uintr::sender_next(e);
+    }
+    if bad || !found || count != n.senders as usize {
+        c.violation(format_args!("notification {ntfn:#x}: its sender list has {count} entries (a foreign or dead one: {bad}, entry {handle:#x} on it: {found}), it counts {}", n.senders));
     }
 }
 

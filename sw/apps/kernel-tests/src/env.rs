@@ -268,6 +268,19 @@ impl Env {
         Ok(self.next_slot - n)
     }
 
+    /// Give back the last `n` slots taken (`slots(n)` returned `first`), once they are all
+    /// empty again: for tests that need many slots for a while.
+    pub fn release_slots(&mut self, first: usize, n: usize) -> Result<(), Fail> {
+        if first + n != self.next_slot {
+            return Err(fail(format_args!("release_slots: {first}+{n} are not the last slots taken")));
+        }
+        if let Some(s) = (first..first + n).find(|&s| identify(s).is_some()) {
+            return Err(fail(format_args!("release_slots: slot {s} still holds a cap")));
+        }
+        self.next_slot = first;
+        Ok(())
+    }
+
     /// Retype one object from the first non-device Untyped with room, into a fresh slot.
     pub fn alloc(&mut self, t: usize, size_bits: usize) -> Result<Obj, Fail> {
         let bits = obj_bits(t, size_bits);

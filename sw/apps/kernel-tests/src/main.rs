@@ -144,6 +144,7 @@ mod rt {
         ("isolation_read_registers_without_buffer", crate::t_isolation::read_registers_without_buffer),
         ("isolation_uintr_resources_need_a_grant", crate::t_isolation::uintr_resources_need_a_grant),
         ("isolation_sender_tables_from_untyped", crate::t_isolation::sender_tables_from_untyped),
+        ("isolation_senders_per_notification_bounded", crate::t_isolation::senders_per_notification_bounded),
         ("process_start_from_module", crate::t_process::start_from_module),
         ("async_same_hart_many_coroutines", crate::t_async::same_hart_many_coroutines),
         ("async_cross_hart_busy_polling", crate::t_async::cross_hart_busy_polling),

@@ -369,3 +369,65 @@ pub fn sender_tables_from_untyped(env: &mut Env) -> TResult {
     ok!(cnode::delete(CNODE, t2, ROOT_DEPTH));
     check_invariants()
 }
+
+/// A notification takes at most `MAX_SENDERS_PER_NOTIFICATION` sender entries, across every
+/// table: past it a registration is a RangeError, and freeing one makes room again. Registering
+/// and withdrawing its receiver rewrites exactly its entries (the checker verifies each entry's
+/// Valid bit and slot against the notification, and the notification's list both ways).
+pub fn senders_per_notification_bounded(env: &mut Env) -> TResult {
+    use abi::{stat, uintr as u};
+    use userlib::uintr;
+    if env.bi.uintr_mode == u::MODE_NONE {
+        return Err(crate::env::Fail::skip(format_args!("no user interrupts on this machine")));
+    }
+    const MAX: usize = u::MAX_SENDERS_PER_NOTIFICATION;
+    let gauge = |w| syscall::debug_stat(w);
+    let entries0 = gauge(stat::UINTR_ENTRIES_USED);
+    let n = env.alloc_cap(o::NOTIFICATION)?;
+    // Three senders, each with its own table (512 entries each).
+    let mut ts = [0; 3];
+    for t in ts.iter_mut() {
+        *t = env.alloc_cap(o::TCB)?;
+        let tb = env.alloc_cap(o::UINTR_SENDER_TABLE)?;
+        ok!(uintr::sender_table_bind(tb, *t));
+    }
+    let r = env.alloc_cap(o::TCB)?;
+    // The suite's slots are few: these go back at the end.
+    let caps = env.slots(MAX + 1)?;
+    for i in 0..=MAX {
+        ok!(cnode::mint(CNODE, caps + i, ROOT_DEPTH, CNODE, n, ROOT_DEPTH, rights::ALL, i % (u::MAX_VECTOR + 1)));
+    }
+    for i in 0..MAX {
+        ok!(uintr::register_sender(caps + i, ts[i / u::SENDER_ENTRIES]));
+    }
+    ensure_eq!(gauge(stat::UINTR_ENTRIES_USED), entries0 + MAX, "entries after the allowed registrations");
+    // The third table has room, the notification has not.
+    expect_err!(uintr::register_sender(caps + MAX, ts[2]), e::RANGE_ERROR);
+    ensure_eq!(gauge(stat::UINTR_ENTRIES_USED), entries0 + MAX, "entries after a refused registration");
+    check_invariants()?;
+    // Its receiver comes and goes: every entry follows (the checker looks at each).
+    ok!(tcb::bind_notification(r, n));
+    ok!(uintr::grant(ic::UINTR_CONTROL, r, u::GRANT_RECEIVE));
+    ok!(uintr::register_receiver(n));
+    check_invariants()?;
+    // Entries leave the list from its middle, its head (the newest) and its tail (the oldest).
+    for i in [MAX / 2, MAX - 1, 0] {
+        ok!(cnode::delete(CNODE, caps + i, ROOT_DEPTH));
+    }
+    ensure_eq!(gauge(stat::UINTR_ENTRIES_USED), entries0 + MAX - 3, "entries after deleting three caps");
+    check_invariants()?;
+    // Room again: the refused cap registers now, and is deliverable at once.
+    ok!(uintr::register_sender(caps + MAX, ts[2]));
+    check_invariants()?;
+    ok!(uintr::grant(ic::UINTR_CONTROL, r, 0));
+    check_invariants()?;
+    for i in 1..=MAX {
+        if i != MAX / 2 && i != MAX - 1 {
+            ok!(cnode::delete(CNODE, caps + i, ROOT_DEPTH));
+        }
+    }
+    ensure_eq!(gauge(stat::UINTR_ENTRIES_USED), entries0, "entries after deleting every sender cap");
+    env.release_slots(caps, MAX + 1)?;
+    ok!(cnode::delete(CNODE, r, ROOT_DEPTH));
+    check_invariants()
+}

@@ -24,6 +24,10 @@ pub struct Notification {
     pub bound: *mut Tcb,
     /// UINTC receiver slot + 1 of the bound thread (0: not a U-notification). See crate::uintr.
     pub uslot: u16,
+    /// Sender-table entries that signal this notification: how many, and the first of their
+    /// list (a handle; 0: none). See crate::uintr::sender.
+    pub senders: u16,
+    pub sender_head: u64,
 }
 
 const _: () = assert!(core::mem::size_of::<Notification>() <= 1 << abi::object::NOTIFICATION_BITS);
@@ -36,6 +40,8 @@ pub fn create(pa: u64) {
         word: 0,
         bound: null_mut(),
         uslot: 0,
+        senders: 0,
+        sender_head: 0,
     });
 }
 

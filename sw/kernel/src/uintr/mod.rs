@@ -35,7 +35,8 @@ pub use register::{
 };
 pub(crate) use sender::{
     create as sender_table_created, decode as decode_sender_handle, entry_meta as sender_entry_meta,
-    for_each as for_each_sender_table,
+    for_each as for_each_sender_table, lookup as sender_lookup, next_of as sender_next,
+    LINKABLE_LIMIT as SENDER_LINKABLE_LIMIT,
 };
 pub use switch::{on_idle, release, save_on_trap, switch_to};
 

@@ -28,7 +28,7 @@ pub fn register_receiver(ntfn: u64) -> Result<usize, Error> {
     n.uslot = s + 1;
     t.uintr.slot = s + 1;
     t.uintr.sideleg |= USIP;
-    sender::retarget(ntfn, Some(s));
+    sender::retarget(n, Some(s));
     reload(t);
     Ok(s as usize)
 }
@@ -43,8 +43,15 @@ pub fn register_sender(ntfn: u64, badge: u64, t: &mut Tcb, cap_slot: caps::SlotR
     if t.uintr.table == 0 {
         return Err(Error::IllegalOperation);
     }
-    let slot = at::<Notification>(ntfn).uslot.checked_sub(1);
-    sender::alloc_entry(t.uintr.table, ntfn, slot, badge, cap_slot).ok_or(Error::NotEnoughMemory { available: 0 })
+    let n = at::<Notification>(ntfn);
+    let slot = n.uslot.checked_sub(1);
+    sender::alloc_entry(t.uintr.table, ntfn, n, slot, badge, cap_slot).map_err(|e| match e {
+        sender::AllocError::TableFull => Error::NotEnoughMemory { available: 0 },
+        // Bounds what a receiver registration rewrites under the lock.
+        sender::AllocError::TooManySenders => {
+            Error::RangeError { min: 0, max: abi::uintr::MAX_SENDERS_PER_NOTIFICATION as u64 - 1 }
+        }
+    })
 }
 
 /// A cap was deleted: a registered sender cap frees its entry. (A `uipi.send` that read the
@@ -127,7 +134,7 @@ pub fn free_receiver(n: &mut Notification) {
             crate::object::tcb::restart(t);
         }
     }
-    sender::retarget(ntfn, None);
+    sender::retarget(n, None);
     drain_sends();
     uintc::free(s);
     owners()[s as usize] = SlotOwner { ntfn: 0, tcb: null_mut() };

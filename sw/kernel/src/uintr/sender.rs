@@ -1,10 +1,17 @@
 //! Sender tables (uintr-spec.md section 3): kernel objects retyped from an Untyped
 //! (`abi::object::UINTR_SENDER_TABLE`, 16 KiB), so what a domain sends with is charged to its
 //! own memory. Page 0 is the entry page in the format the hardware reads (`suist` names it);
-//! page 1 says which notification each entry serves (so entries can follow their receiver
-//! slot), page 2 which capability slot holds the sender cap the entry belongs to, page 3 is
-//! the header. A table is bound to at most one thread (SenderTableBind); unbinding it (or
-//! destroying it or its thread) frees every entry in it.
+//! page 1 says which notification each entry serves, page 2 which capability slot holds the
+//! sender cap the entry belongs to, page 3 holds the header and, in its upper half, each
+//! entry's link to the next entry of the same notification. A table is bound to at most one
+//! thread (SenderTableBind); unbinding it (or destroying it or its thread) frees every entry
+//! in it.
+//!
+//! Every notification heads a list of its entries, across all tables, at most
+//! `abi::uintr::MAX_SENDERS_PER_NOTIFICATION` long: when its receiver slot changes, only those
+//! entries are rewritten, and freeing an entry walks only that list, so what one operation
+//! does under the kernel lock does not grow with the tables other domains made. (A link is a
+//! handle packed into 32 bits, so the list fits the table's four pages.)
 //!
 //! An entry belongs to the Notification cap it was registered through: the cap carries the
 //! handle `table | index`, and the table keeps the cap's slot (updated when the cap moves).
@@ -12,7 +19,7 @@
 //! side clears the handle in the cap, so a handle never outlives its table.
 use crate::kcell::KCell;
 use crate::mm::phys_to_virt;
-use crate::object::{at, tcb::Tcb, KSlots};
+use crate::object::{at, notification::Notification, tcb::Tcb, KSlots};
 use abi::uintr::SENDER_ENTRIES;
 use caps::{Cap, SlotRef, Slots};
 use platform::uist;
@@ -21,7 +28,13 @@ const PAGE: u64 = 4096;
 const NTFNS: u64 = PAGE;
 const SLOTS: u64 = 2 * PAGE;
 const HEADER: u64 = 3 * PAGE;
+const NEXT: u64 = HEADER + PAGE / 2;
 const _: () = assert!(SENDER_ENTRIES * 8 == PAGE as usize && 4 * PAGE == 1 << abi::object::UINTR_SENDER_TABLE_BITS);
+const _: () =
+    assert!(core::mem::size_of::<Header>() <= (PAGE / 2) as usize && SENDER_ENTRIES * 4 == (PAGE / 2) as usize);
+/// Tables lie below this physical address (checked at boot against the RAM), so a packed
+/// link (`table >> 14` and the index) fits 32 bits.
+pub const LINKABLE_LIMIT: u64 = 1 << (32 - 9 + abi::object::UINTR_SENDER_TABLE_BITS);
 /// Handles: the table's address with the entry index in the bits its alignment leaves free.
 const INDEX_MASK: u64 = (1 << abi::object::UINTR_SENDER_TABLE_BITS) - 1;
 
@@ -29,7 +42,7 @@ const INDEX_MASK: u64 = (1 << abi::object::UINTR_SENDER_TABLE_BITS) - 1;
 struct Header {
     /// The thread whose `suist` names this table (null: unbound).
     owner: *mut Tcb,
-    /// Every live table is on one list (`retarget` walks it).
+    /// Every live table is on one list (the consistency checker walks it).
     next: u64,
     prev: u64,
     used: u16,
@@ -159,25 +172,94 @@ pub fn entry_word(slot: Option<u16>, vector: u64) -> u64 {
     }
 }
 
-/// A free entry in `table` sending `vector` to `slot` for notification `ntfn`, owned by the
-/// cap in `cap_slot`; returns (handle, index).
-pub fn alloc_entry(table: u64, ntfn: u64, slot: Option<u16>, vector: u64, cap_slot: SlotRef) -> Option<(u64, usize)> {
-    let index = words(table + NTFNS).iter().position(|&n| n == 0)?;
+/// Why an entry could not be made.
+pub enum AllocError {
+    /// The sender's table has no free entry.
+    TableFull,
+    /// The notification has its `MAX_SENDERS_PER_NOTIFICATION` entries already.
+    TooManySenders,
+}
+
+fn links(table: u64) -> &'static mut [u32; SENDER_ENTRIES] {
+    // SAFETY: the upper half of a live table's header page, owned by this module.
+    unsafe { &mut *(phys_to_virt((table + NEXT) as usize) as *mut [u32; SENDER_ENTRIES]) }
+}
+
+/// Handles packed into a link word (0: the end of the list) and back.
+fn pack(h: u64) -> u32 {
+    let (table, index) = decode(h);
+    ((table >> abi::object::UINTR_SENDER_TABLE_BITS) << 9 | index as u64) as u32
+}
+
+fn unpack(w: u32) -> u64 {
+    if w == 0 {
+        return 0;
+    }
+    ((w as u64 >> 9) << abi::object::UINTR_SENDER_TABLE_BITS) | (w as u64 & 0x1ff)
+}
+
+/// The entry after `h` on its notification's list (0: none).
+pub fn next_of(h: u64) -> u64 {
+    let (table, index) = decode(h);
+    unpack(links(table)[index])
+}
+
+fn set_next(h: u64, next: u64) {
+    let (table, index) = decode(h);
+    links(table)[index] = if next == 0 { 0 } else { pack(next) };
+}
+
+/// A free entry in `table` sending `vector` to `slot` for notification `n` (at `ntfn`),
+/// owned by the cap in `cap_slot`; returns (handle, index).
+pub fn alloc_entry(
+    table: u64,
+    ntfn: u64,
+    n: &mut Notification,
+    slot: Option<u16>,
+    vector: u64,
+    cap_slot: SlotRef,
+) -> Result<(u64, usize), AllocError> {
+    if n.senders as usize >= abi::uintr::MAX_SENDERS_PER_NOTIFICATION {
+        return Err(AllocError::TooManySenders);
+    }
+    let index = words(table + NTFNS).iter().position(|&n| n == 0).ok_or(AllocError::TableFull)?;
+    let me = handle(table, index);
     words(table + NTFNS)[index] = ntfn;
     words(table + SLOTS)[index] = cap_slot;
+    set_next(me, n.sender_head);
+    n.sender_head = me;
+    n.senders += 1;
     words(table)[index] = entry_word(slot, vector);
     let h = header(table);
     h.used += 1;
     h.hwm = h.hwm.max(index as u16 + 1);
     registry().entries += 1;
-    Some((handle(table, index), index))
+    Ok((me, index))
 }
 
 fn free_at(table: u64, index: usize) {
     // Invalid first: a uipi.send racing with this sees either the old entry or nothing.
     words(table)[index] = 0;
+    // Off its notification's list (the notification is live: its caps, this entry's among
+    // them, go before it does). The walk is at most the list's bounded length.
+    let n = at::<Notification>(words(table + NTFNS)[index]);
+    let me = handle(table, index);
+    let next = next_of(me);
+    if n.sender_head == me {
+        n.sender_head = next;
+    } else {
+        let mut e = n.sender_head;
+        while e != 0 && next_of(e) != me {
+            e = next_of(e);
+        }
+        if e != 0 {
+            set_next(e, next);
+        }
+    }
+    n.senders -= 1;
     words(table + NTFNS)[index] = 0;
     words(table + SLOTS)[index] = 0;
+    links(table)[index] = 0;
     header(table).used -= 1;
     registry().entries -= 1;
 }
@@ -199,20 +281,16 @@ pub fn cap_moved(handle: u64, slot: SlotRef) {
     words((handle & !INDEX_MASK) + SLOTS)[(handle & INDEX_MASK) as usize] = slot;
 }
 
-/// Point every entry of notification `ntfn` at `slot` (its receiver was registered), or make
-/// them undeliverable (None: the receiver went away).
-pub fn retarget(ntfn: u64, slot: Option<u16>) {
-    let mut table = registry().head;
-    while table != 0 {
-        let h = header(table);
-        let (page, ntfns) = (words(table), words(table + NTFNS));
-        for i in 0..h.hwm as usize {
-            if ntfns[i] == ntfn {
-                let vector = (page[i] >> uist::VECTOR_SHIFT) & 0xffff;
-                page[i] = entry_word(slot, vector);
-            }
-        }
-        table = h.next;
+/// Point every entry of notification `n` at `slot` (its receiver was registered), or make
+/// them undeliverable (None: the receiver went away). Walks only `n`'s own list.
+pub fn retarget(n: &Notification, slot: Option<u16>) {
+    let mut e = n.sender_head;
+    while e != 0 {
+        let (table, index) = decode(e);
+        let page = words(table);
+        let vector = (page[index] >> uist::VECTOR_SHIFT) & 0xffff;
+        page[index] = entry_word(slot, vector);
+        e = next_of(e);
     }
 }
 
