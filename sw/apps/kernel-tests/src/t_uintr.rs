@@ -21,7 +21,7 @@ use userlib::{cnode, syscall, tcb, untyped};
 #[cfg(not(feature = "rtl-subset"))]
 const CREATE_DESTROY_CYCLES: usize = 10_000;
 #[cfg(feature = "rtl-subset")]
-const CREATE_DESTROY_CYCLES: usize = 100;
+const CREATE_DESTROY_CYCLES: usize = 40;
 
 /// Yield rounds per thread in `csr_state_per_thread` (on one hart: cheap).
 #[cfg(not(feature = "rtl-subset"))]
