@@ -146,6 +146,7 @@ fn wake(me: &mut Tcb) -> (usize, usize) {
     (0, ran)
 }
 
+/// Walked by reference below: moving one (into a `for` loop's iterator) copies all of it.
 type Served = heapless::Vec<*mut Tcb, MAX_SERVED>;
 
 /// Whether handler `t` is hart `h`'s to serve (`idle`: `h` runs no thread): given to it, or,
@@ -185,7 +186,7 @@ fn serve_batch(h: usize, idle: &mut Served) -> bool {
     let mut progressed = false;
     let mut list = Served::new();
     mine(h, &mut list);
-    for p in list {
+    for &p in list.iter() {
         // Running an earlier handler's requests may have deleted this thread.
         if !super::is_registered(p) {
             continue;
@@ -219,7 +220,7 @@ pub fn on_mail(cpu: &PerCpu) {
     let mut idle = Served::new();
     let progressed = serve_batch(cpu.hart, &mut idle);
     let mut more = progressed;
-    for p in idle {
+    for &p in idle.iter() {
         if super::is_registered(p) {
             // SAFETY: registered, hence live.
             more |= !sleep(unsafe { &mut *p }, false);
@@ -260,7 +261,7 @@ pub fn on_idle(cpu: &PerCpu) -> bool {
     let seen = poll(cpu, &watch);
     lock::acquire();
     if !seen {
-        for p in idle {
+        for &p in idle.iter() {
             if super::is_registered(p) {
                 // SAFETY: registered, hence live.
                 let t = unsafe { &mut *p };
@@ -306,7 +307,7 @@ pub fn leaving_idle(cpu: &PerCpu) {
     let mut self_mail = false;
     let mut list = Served::new();
     mine(h, &mut list);
-    for p in list {
+    for &p in list.iter() {
         // SAFETY: listed, hence live.
         let t = unsafe { &mut *p };
         if sleep(t, false) {
