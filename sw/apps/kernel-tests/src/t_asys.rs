@@ -509,7 +509,14 @@ pub fn wake_paths(env: &mut Env) -> TResult {
         let get = || vspace::page_get_address(f.cptr);
         if harts > 1 {
             let remote = stat(stat::ASYS_WAKE_REMOTE);
+            // 2 ms between calls: the handler stops polling after its idle window (40k cycles)
+            // and sleeps, so calls need a wake however fast or loaded the host is.
+            let gap = env.bi.timebase_hz as u64 / 500;
             for _ in 0..20 {
+                let t = userlib::time::now();
+                while userlib::time::now().wrapping_sub(t) < gap {
+                    core::hint::spin_loop();
+                }
                 ensure_eq!(ok!(get()), f.paddr, "GetAddress, idle harts");
             }
             ensure!(stat(stat::ASYS_WAKE_REMOTE) > remote, "no remote wake with idle harts");

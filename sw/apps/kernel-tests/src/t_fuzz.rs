@@ -453,17 +453,15 @@ pub fn fuzz(env: &mut Env) -> TResult {
         stalls = if now == last { stalls + 1 } else { 0 };
         last = now;
     }
-    // Workers: a bounded wait for the rest of their steps (their faults still served).
-    let mut wlast = usize::MAX;
-    for _ in 0..100 {
-        if sget(S_DONE) >= workers || sget(S_WSTEPS) == wlast {
-            break;
-        }
-        wlast = sget(S_WSTEPS);
-        for _ in 0..500 {
-            serve_faults(fault_ep, wthreads);
-            syscall::yield_now();
-        }
+    // Workers: a bounded wait for the rest of their steps (their faults still served). The
+    // bound scales with how long the main thread took (a loaded host slows every hart alike):
+    // twice that, at least 30 s of machine time.
+    let main_ticks = rdtime().wrapping_sub(t0);
+    let bound = (2 * main_ticks).max(30 * env.bi.timebase_hz);
+    let w0 = rdtime();
+    while sget(S_DONE) < workers && rdtime().wrapping_sub(w0) < bound {
+        serve_faults(fault_ep, wthreads);
+        syscall::yield_now();
     }
     let ticks = rdtime().wrapping_sub(t0).max(1);
     ok!(userlib::tcb::set_priority(abi::init_cap::TCB, abi::init_cap::TCB, 255));
