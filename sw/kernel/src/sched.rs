@@ -129,10 +129,6 @@ fn enqueue_on(t: &mut Tcb, at_head: bool) {
     s.l2[p / 64] |= 1 << (p % 64);
     s.l1 |= 1 << (p / 64);
     t.queued = true;
-    // A hart without its tick would not look at its queue until its thread enters the kernel.
-    if t.affinity != this_hart() && arch::timer::is_tickless(t.affinity) {
-        arch::ipi::send(t.affinity, Msg::Kick);
-    }
 }
 
 /// Take the thread off its ready queue, if it is on one.
@@ -416,9 +412,6 @@ fn run(t: &mut Tcb) -> ! {
     cpu.active_asid.store(asid, Ordering::Relaxed);
     crate::mm::icache::sync_before_user(cpu.hart);
     crate::uintr::switch_to(t);
-    // No tick while this thread is all the hart has to run (asleep waiters that only a kernel
-    // entry would notice keep it on).
-    arch::timer::set_tickless(highest(hs(cpu.hart)).is_none() && !crate::uintr::parked_unwatched());
     cpu.in_user.store(true, Ordering::Release);
     lock::release();
     arch::trap::enter_user(&mut t.ctx)
@@ -460,7 +453,6 @@ fn idle(mut held: bool) -> ! {
             continue;
         }
         crate::uintr::on_idle();
-        arch::timer::set_tickless(false);
         lock::release();
         if !arch::ipi::watch_mailbox(cpu, IDLE_WATCH_CYCLES) {
             stats::count(stat::IDLE_SLEEPS);

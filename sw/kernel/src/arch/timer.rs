@@ -19,12 +19,6 @@ const NONE: AtomicU64 = AtomicU64::new(u64::MAX);
 static NEXT_TICK: [AtomicU64; MAX_HARTS] = [NONE; MAX_HARTS];
 static EARLIEST: [AtomicU64; MAX_HARTS] = [NONE; MAX_HARTS];
 static PROGRAMMED: [AtomicU64; MAX_HARTS] = [NONE; MAX_HARTS];
-/// Per hart: its periodic tick is off (it runs a thread that nothing else on it competes with;
-/// kernel deadlines still program the timer). Read by other harts to know a thread they make
-/// ready there needs an IPI (nobody would see it otherwise).
-#[allow(clippy::declare_interior_mutable_const)]
-const TICKING: AtomicBool = AtomicBool::new(false);
-static TICKLESS: [AtomicBool; MAX_HARTS] = [TICKING; MAX_HARTS];
 
 /// Decide once, on the boot hart: Sstc only if the device tree advertises it on every hart
 /// and the firmware really enabled it (menvcfg.STCE), which a probe read tells.
@@ -58,26 +52,6 @@ pub fn start() {
     NEXT_TICK[h].store(super::cpu::time() + TICK_INTERVAL.load(Ordering::Relaxed), Ordering::Relaxed);
     program(h, NEXT_TICK[h].load(Ordering::Relaxed).min(EARLIEST[h].load(Ordering::Relaxed)));
     csrs!("sie", SIE_STIE);
-}
-
-/// On the way to user mode (lock held): `alone` = the thread about to run is the only one this
-/// hart could run and no waiter here depends on a kernel entry to be woken, so the tick would
-/// only interrupt it; otherwise (and in the idle loop) the tick runs. Changes the timer only
-/// when the state changes.
-pub fn set_tickless(alone: bool) {
-    let h = hart();
-    if TICKLESS[h].load(Ordering::Relaxed) == alone {
-        return;
-    }
-    TICKLESS[h].store(alone, Ordering::Relaxed);
-    let next = if alone { u64::MAX } else { super::cpu::time() + TICK_INTERVAL.load(Ordering::Relaxed) };
-    NEXT_TICK[h].store(next, Ordering::Relaxed);
-    program(h, next.min(EARLIEST[h].load(Ordering::Relaxed)));
-}
-
-/// Whether hart `h` runs without its tick (see `set_tickless`).
-pub fn is_tickless(h: usize) -> bool {
-    TICKLESS[h].load(Ordering::Relaxed)
 }
 
 pub fn stop() {
