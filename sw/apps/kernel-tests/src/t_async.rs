@@ -603,11 +603,20 @@ fn other_space_inner(env: &mut Env, u: &mut Undo) -> TResult {
     ok!(tcb::resume(st));
     const ROUNDS: usize = 12;
     let wake0 = syscall::debug_stat(abi::stat::UINTR_WAIT_WAKEUPS);
+    let mut to_sleep = 0;
     for i in 0..ROUNDS as u64 {
         let r = chan::call_blocking(&rt, cl, add(i, 5));
         ensure!(add_ok(r, i, 5), "call {} from the other address space: {:?}", i, r);
-        // Let the server go back to sleep (it does not poll) before the next call.
+        // Let the server go back to sleep before the next call: until it announces that it
+        // sleeps (a host that stalls its vCPU makes that take any time: up to ~2 s here), then
+        // long enough for it to get from the announcement into the kernel's Wait.
         let w = park_of(3).waits.load(SeqCst);
+        let t0 = rdcycle();
+        while !cl.server_asleep() && rdcycle().wrapping_sub(t0) < 1 << 31 {
+            syscall::yield_now();
+        }
+        ensure!(cl.server_asleep(), "the server never announced that it sleeps after call {}", i);
+        to_sleep = to_sleep.max(rdcycle().wrapping_sub(t0));
         let t0 = rdcycle();
         while rdcycle().wrapping_sub(t0) < 1 << 20 {
             syscall::yield_now();
@@ -619,8 +628,9 @@ fn other_space_inner(env: &mut Env, u: &mut Undo) -> TResult {
     let (cw, sw) = (park.waits.load(SeqCst), park_of(3).waits.load(SeqCst));
     let wakes = syscall::debug_stat(abi::stat::UINTR_WAIT_WAKEUPS) - wake0;
     print!(
-        "({} calls: client {} signals {} waits, server {} signals {} waits, {} kernel wake-ups) ",
-        ROUNDS, cs, cw, ss, sw, wakes
+        "({} calls: client {} signals {} waits, server {} signals {} waits, {} kernel wake-ups; \
+         the server announced sleep at most {} cycles after a reply) ",
+        ROUNDS, cs, cw, ss, sw, wakes, to_sleep
     );
     // The first request may reach the server before it ever slept.
     ensure!(cs >= ROUNDS - 1, "the client signalled {} times in {} calls to a sleeping server", cs, ROUNDS);

@@ -463,6 +463,13 @@ pub fn fuzz(env: &mut Env) -> TResult {
         serve_faults(fault_ep, wthreads);
         syscall::yield_now();
     }
+    if sget(S_DONE) < workers {
+        // Where the unfinished workers are, for the failure below.
+        for (k, w) in WORKER_NEXT[..workers].iter().enumerate() {
+            print!("[worker {} at step {}] ", k, w.load(SeqCst));
+        }
+        syscall::debug_dump_scheduler(abi::init_cap::DEBUG);
+    }
     let ticks = rdtime().wrapping_sub(t0).max(1);
     ok!(userlib::tcb::set_priority(abi::init_cap::TCB, abi::init_cap::TCB, 255));
     env.stop_helpers();

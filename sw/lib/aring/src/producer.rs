@@ -106,6 +106,12 @@ impl Producer {
         flag::cancel(&self.mem.header().producer_sleep.0);
     }
 
+    /// Whether the consumer has announced that it sleeps (a push now would have to signal
+    /// it). Only a snapshot: for tests and diagnostics, never for the protocol itself.
+    pub fn consumer_asleep(&self) -> bool {
+        self.mem.header().consumer_sleep.0.load(Ordering::Relaxed) != crate::layout::AWAKE
+    }
+
     /// Both sleep steps: true if the caller may now block (it must then call
     /// [`Producer::cancel_sleep`] when it wakes), false if space appeared (flag already
     /// cleared).

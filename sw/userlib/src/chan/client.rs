@@ -108,6 +108,12 @@ impl<const N: usize> Client<N> {
         Call { c: self, msg, slot: None }
     }
 
+    /// Whether the server has announced that it sleeps (a call now would signal it). A
+    /// snapshot for tests and diagnostics (owning thread).
+    pub fn server_asleep(&'static self) -> bool {
+        self.inner().req.as_ref().is_some_and(|r| r.consumer_asleep())
+    }
+
     /// Leave the channel: the server's dispatcher ends with `PeerGone`.
     pub fn close(&'static self) {
         // SAFETY: owning thread.
