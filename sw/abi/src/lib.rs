@@ -632,6 +632,13 @@ pub mod bootinfo {
     }
 
     #[repr(C)]
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct TimerFrame {
+        pub slot: usize,
+        pub offset: usize,
+    }
+
+    #[repr(C)]
     pub struct BootInfo {
         /// Number of harts the kernel runs on (seL4 numNodes) and the one the root task starts
         /// on (nodeID).
@@ -659,6 +666,11 @@ pub mod bootinfo {
         /// kernel only polls it for debug output): register base, register stride
         /// (1 << reg_shift bytes), access width, PLIC source (0: none).
         pub console_uart: DeviceDesc,
+        /// The timebase counter as memory: a read-only Frame cap (slot; 0: none) to the page
+        /// of the CLINT that holds `mtime` (nothing else: the timer compare and IPI registers
+        /// are on other pages), and mtime's byte offset in it. Reading it costs a load where
+        /// `rdtime` traps to the firmware (cores without a `time` CSR): `userlib::time`.
+        pub timer_frame: TimerFrame,
         /// The image's boot modules (the root task's own among them).
         pub modules: Modules,
         pub untyped_list: [UntypedDesc; MAX_UNTYPEDS],

@@ -1,9 +1,7 @@
 //! The CLINT: machine software interrupts (msip), timer compare and mtime.
 use core::ptr::{read_volatile, write_volatile};
 
-const MSIP: usize = 0x0;
-const MTIMECMP: usize = 0x4000;
-const MTIME: usize = 0xbff8;
+use devtree::clint::{MSIP, MTIME, MTIMECMP};
 
 fn base() -> usize {
     crate::machine::get().clint.expect("no CLINT in the device tree").base

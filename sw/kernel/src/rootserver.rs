@@ -322,6 +322,17 @@ pub fn create(m: &devtree::Machine) -> Result<bool, LoadError> {
     bi.init_cnode_size_bits = cnode_bits as usize;
     bi.timebase_hz = m.timebase_hz as usize;
     (bi.uintr_mode, bi.uintr_slots) = crate::uintr::abi_mode();
+    // The CLINT's mtime page, read-only: user clocks read the timebase with a load instead of
+    // `rdtime`, which traps to the firmware on cores without a `time` CSR (~400 cycles). The
+    // page holds mtime alone, so no timer compare or IPI register is reachable through it.
+    if let Some(c) = m.clint.filter(|c| c.size > devtree::clint::MTIME + 7) {
+        let mtime = c.base + devtree::clint::MTIME;
+        let read_only = Rights { read: true, ..Rights::NONE };
+        let page = (mtime & !(PAGE_SIZE - 1)) as u64;
+        if let Ok(slot) = root.push(Cap::Frame { base: page, size_bits: 12, rights: read_only, mapped: None }) {
+            bi.timer_frame = abi::bootinfo::TimerFrame { slot, offset: mtime & (PAGE_SIZE - 1) };
+        }
+    }
     let ut_start = root.next;
     let mut n = 0;
     let mut total = 0usize;

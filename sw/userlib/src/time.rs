@@ -1,11 +1,32 @@
-//! Time: the timebase counter (CLINT `mtime`, read with `rdtime`; on cores without a `time`
-//! CSR the firmware emulates the read), in ticks of `BootInfo::timebase_hz`
+//! Time: the timebase counter (CLINT `mtime`), in ticks of `BootInfo::timebase_hz`
 //! (platform.toml's `clock.timebase_hz` on our SoC, the device tree's everywhere).
+//!
+//! Read with `rdtime` unless the process has the CLINT's mtime page mapped (read-only: the
+//! kernel hands out that one page, `BootInfo::timer_frame`) and said so with [`use_mtime`]:
+//! then it is a load. On cores without a `time` CSR (Rocket) `rdtime` traps to the firmware,
+//! which emulates it (~400 cycles); the load is an uncached read of the same counter.
+
+#[cfg(target_arch = "riscv64")]
+static MTIME: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
+/// Read the timebase at `va` from now on (0: `rdtime` again).
+///
+/// # Safety
+/// `va` must stay mapped, readable and 8-byte aligned, and hold the CLINT's `mtime`.
+#[cfg(target_arch = "riscv64")]
+pub unsafe fn use_mtime(va: usize) {
+    MTIME.store(va, core::sync::atomic::Ordering::Relaxed);
+}
 
 /// The timebase counter now.
 #[cfg(target_arch = "riscv64")]
 #[inline(always)]
 pub fn now() -> u64 {
+    let va = MTIME.load(core::sync::atomic::Ordering::Relaxed);
+    if va != 0 {
+        // SAFETY: `use_mtime`'s contract; a 64-bit load of mtime is one access on RV64.
+        return unsafe { (va as *const u64).read_volatile() };
+    }
     let t: u64;
     // SAFETY: reads a counter (scounteren allows it; the firmware emulates it where absent).
     unsafe { core::arch::asm!("rdtime {0}", out(reg) t, options(nomem, nostack)) };

@@ -41,7 +41,7 @@ mod rt {
     use core::sync::atomic::{AtomicUsize, Ordering};
     use netproto::{
         nic_kind, variant, NetConfig, CHAN_CAPACITY, CHAN_VADDR, CONFIG_VADDR, DATA_VADDR, DMA_VADDR, MMIO2_VADDR,
-        MMIO_VADDR, NET_MAGIC, PLIC_CTX_VADDR, SYNC_PENDING,
+        MMIO_VADDR, NET_MAGIC, PLIC_CTX_VADDR, SYNC_PENDING, TIMER_VADDR,
     };
     use userlib::chan::{ChanMem, Server, ThreadPark};
     use userlib::task::timer::{KernelClock, Timers};
@@ -85,11 +85,9 @@ mod rt {
         use super::TICKS_PER_US;
         use core::sync::atomic::Ordering;
 
+        /// The timebase (`userlib::time`: a load of the CLINT's mtime when mapped).
         pub fn ticks() -> u64 {
-            let t: u64;
-            // SAFETY: reads the time CSR, which the kernel lets user mode read.
-            unsafe { core::arch::asm!("rdtime {0}", out(reg) t, options(nomem, nostack)) };
-            t
+            userlib::time::now()
         }
 
         /// smoltcp's clock: microseconds of the timer.
@@ -122,10 +120,13 @@ mod rt {
         let nic_ok = (c.nic_kind == nic_kind::VIRTIO && c.irq2_slot == 0)
             || (axi && c.mmio2_paddr != 0 && c.irq2_slot != 0 && c.nic_axi_hz >= 2 * axi_eth::mac::MDC_MAX_HZ);
         let ctx_ok = c.plic_ctx_vaddr == 0 || c.plic_ctx_vaddr == PLIC_CTX_VADDR as u64;
+        let mtime = c.mtime_vaddr as usize;
+        let timer_ok = mtime == 0 || (mtime & !0xfff == TIMER_VADDR && mtime.is_multiple_of(8));
         let ok = c.magic == NET_MAGIC
             && sync_ok
             && nic_ok
             && ctx_ok
+            && timer_ok
             && c.timebase_hz >= 1_000_000
             && (1..=32).contains(&c.prefix)
             && c.dma_bytes >= 64 * 4096
@@ -161,6 +162,11 @@ mod rt {
         userlib::ipc::set_ipc_buffer(info.ipc_buffer);
         let Some(cfg) = config(info) else { fail("no valid configuration page") };
         TICKS_PER_US.store((cfg.timebase_hz / 1_000_000) as usize, Ordering::Relaxed);
+        if cfg.mtime_vaddr != 0 {
+            // SAFETY: checked by `config`: inside the page the root task mapped read-only at
+            // TIMER_VADDR for good, aligned; the kernel's cap names the CLINT's mtime page.
+            unsafe { userlib::time::use_mtime(cfg.mtime_vaddr as usize) };
+        }
         DATA.store(DATA_VADDR, Ordering::Relaxed);
         hal::init(DMA_VADDR, cfg.dma_paddr as usize, cfg.dma_bytes as usize, MMIO_VADDR, cfg.mmio_paddr as usize);
         let mut link = [0u8; 64];

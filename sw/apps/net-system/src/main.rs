@@ -238,8 +238,8 @@ mod rt {
         };
 
         // Everything shared, laid out before the processes are loaded: config, up to three
-        // device pages, DMA pool, channel, data area.
-        const NET_SHARED: usize = 1 + 3 + DMA_PAGES + CHAN_PAGES + DATA_PAGES;
+        // device pages and the timer's, DMA pool, channel, data area.
+        const NET_SHARED: usize = 1 + 4 + DMA_PAGES + CHAN_PAGES + DATA_PAGES;
         const TCP_SHARED: usize = 1 + CHAN_PAGES + DATA_PAGES;
         let mut net = [Shared { frame: 0, va: 0, write: false }; NET_SHARED];
         let mut tcp = [Shared { frame: 0, va: 0, write: false }; TCP_SHARED];
@@ -255,6 +255,12 @@ mod rt {
                 net[at] = Shared { frame, va, write: true };
                 at += 1;
             }
+        }
+        // The net server's clock: the CLINT's mtime page, read-only (the kernel's cap is).
+        let timer = bi.timer_frame;
+        if timer.slot != 0 {
+            net[at] = Shared { frame: timer.slot, va: TIMER_VADDR, write: false };
+            at += 1;
         }
         let (dma, dma_pa) = contiguous(&mut alloc, DMA_BITS, DMA_PAGES);
         for i in 0..DMA_PAGES {
@@ -361,6 +367,7 @@ mod rt {
             irq2_slot: if handlers[1] != 0 { NET_IRQ2_SLOT as u64 } else { 0 },
             plic_ctx_vaddr: if direct { PLIC_CTX_VADDR as u64 } else { 0 },
             nic_axi_hz: platform::clock::CORE_HZ as u64,
+            mtime_vaddr: if timer.slot != 0 { (TIMER_VADDR + timer.offset) as u64 } else { 0 },
         };
         let tcfg = TcpConfig {
             magic: TCP_MAGIC,

@@ -85,6 +85,14 @@ pub struct AxiEthernet {
     pub irq: u32,
 }
 
+/// The CLINT's registers (SiFive layout, also QEMU's): msip per hart at +0, mtimecmp per hart at
+/// +0x4000, mtime at +0xbff8, alone on its page.
+pub mod clint {
+    pub const MSIP: usize = 0x0;
+    pub const MTIMECMP: usize = 0x4000;
+    pub const MTIME: usize = 0xbff8;
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Machine {
     pub model: heapless::String<64>,

@@ -105,6 +105,8 @@ pub const MMIO_VADDR: usize = 0x20_0200_0000;
 /// PLIC U-context page of the net server's hart when its NIC interrupts come directly.
 pub const MMIO2_VADDR: usize = MMIO_VADDR + 0x1000;
 pub const PLIC_CTX_VADDR: usize = MMIO_VADDR + 0x2000;
+/// The CLINT's mtime page (read-only, `BootInfo::timer_frame`): the net server's clock.
+pub const TIMER_VADDR: usize = MMIO_VADDR + 0x3000;
 
 /// `NetConfig::nic_kind`: which NIC the root task found in the device tree.
 pub mod nic_kind {
@@ -194,6 +196,9 @@ pub struct NetConfig {
     pub plic_ctx_vaddr: u64,
     /// Clock of the NIC's register port in Hz (the AXI Ethernet's MDIO divisor).
     pub nic_axi_hz: u64,
+    /// Where the timebase counter (`mtime`) can be read with a load (TIMER_VADDR plus its
+    /// offset in the page); 0: `rdtime`.
+    pub mtime_vaddr: u64,
 }
 
 /// What the root task tells a TCP server.
@@ -240,7 +245,7 @@ mod tests {
         // The areas do not overlap: checked when this compiles.
         const {
             assert!(DATA_VADDR + DATA_BYTES <= DMA_VADDR);
-            assert!(MMIO_VADDR + 4096 <= THREAD_STACKS_VADDR);
+            assert!(TIMER_VADDR + 4096 <= THREAD_STACKS_VADDR);
             assert!(THREAD_STACKS_VADDR + (SYNC_THREADS + 1) * THREAD_STRIDE <= THREAD_IPC_VADDR);
         }
     }
