@@ -23,6 +23,8 @@ mod service;
 #[cfg(target_arch = "riscv64")]
 mod stack;
 #[cfg(target_arch = "riscv64")]
+mod syn_watch;
+#[cfg(target_arch = "riscv64")]
 mod sync_ipc;
 #[cfg(target_arch = "riscv64")]
 mod virtio;

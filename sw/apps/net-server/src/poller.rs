@@ -129,23 +129,22 @@ pub async fn run(timers: Option<TimerHandle>) {
         }
         KICK.store(false, Ordering::Relaxed);
         let now = clock::now();
-        let (before, after, next) = stack::with(|s| {
+        let (before, after) = stack::with(|s| {
             let before = s.stats.half_open_dropped;
-            // Before as well: stale half-open connections go and listeners are topped up
-            // before the frames that just came (a SYN among them) are looked at.
-            s.maintain(now);
-            s.iface.poll(now, &mut &*nic, &mut s.set);
-            s.maintain(now);
-            let next = match (s.iface.poll_at(now, &s.set), s.half_open_deadline()) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            (before, s.stats.half_open_dropped, next)
+            s.poll(now, nic);
+            (before, s.stats.half_open_dropped)
         });
         if after > before {
             userlib::println!("[net-server] dropped {} half-open connections ({} so far)", after - before, after);
         }
         POLLS.fetch_add(1, Ordering::Relaxed);
+        // The handlers this run woke go first: they mostly kick us again at once, and then
+        // smoltcp's deadline (a pass over every socket) is not needed yet.
+        userlib::task::yield_now().await;
+        if ready() {
+            continue;
+        }
+        let next = stack::with(|s| s.deadline(clock::now()));
         // smoltcp's next deadline as a timer (ticks of the timebase). One already passed
         // polls again after the other tasks had a turn, unless the NIC has no room for what
         // smoltcp wants to send (it says "now" then): that waits for a transmit to finish

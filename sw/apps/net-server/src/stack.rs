@@ -3,8 +3,13 @@
 //! closed), a backlog of listening sockets per port kept topped up from the free ones, and the
 //! accept queue. With no socket left to listen on, smoltcp answers a SYN with a reset: more
 //! connections than sockets are refused, not queued.
+//!
+//! After each smoltcp run only the sockets whose use can have changed are looked at: waiting to
+//! be accepted or being closed, and the listening ones only when a SYN came in (`SynWatch`).
+//! An established connection the client owns is smoltcp's business alone.
 use crate::local::Local;
 use crate::nic::Nic;
+use crate::syn_watch::SynWatch;
 use core::task::Waker;
 use netproto::{MAX_BACKLOG, SOCKETS};
 use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet, SocketStorage};
@@ -40,6 +45,8 @@ pub enum Use {
 struct Listener {
     port: u16,
     backlog: usize,
+    /// Its sockets in Listen.
+    listening: usize,
     waiters: [Option<Waker>; WAITERS],
 }
 
@@ -58,6 +65,11 @@ pub struct Stack {
     /// When each Pending socket left Listen (smoltcp clock, microseconds).
     since: [i64; SOCKETS],
     listeners: [Option<Listener>; LISTENERS],
+    /// Sockets Free, and Pending or Closing (the ones `maintain` looks at after every run).
+    free: usize,
+    watched: usize,
+    /// When the oldest half-open connection reaches its limit (microseconds), if any.
+    half_open_at: Option<i64>,
     pub stats: StackStats,
 }
 
@@ -103,6 +115,9 @@ pub fn init(nic: &'static Nic, ip: [u8; 4], prefix: u8, gateway: [u8; 4], now: I
         uses: [Use::Free; SOCKETS],
         since: [0; SOCKETS],
         listeners: [const { None }; LISTENERS],
+        free: SOCKETS,
+        watched: 0,
+        half_open_at: None,
         stats: StackStats::default(),
     };
     STACK.with(|s| *s = Some(stack));
@@ -130,8 +145,8 @@ impl Stack {
         let Some(i) = self.listeners.iter().position(|l| l.is_none()) else {
             return Err(netproto::error::NO_SOCKET);
         };
-        self.listeners[i] = Some(Listener { port, backlog, waiters: [const { None }; WAITERS] });
-        self.maintain(now);
+        self.listeners[i] = Some(Listener { port, backlog, listening: 0, waiters: [const { None }; WAITERS] });
+        self.maintain(now.total_micros(), false);
         Ok(i)
     }
 
@@ -157,7 +172,7 @@ impl Stack {
                     ),
                     None => (0, 0),
                 };
-                self.uses[i] = Use::Owned;
+                self.set_use(i, Use::Owned);
                 self.stats.accepted += 1;
                 return Some((i, addr, port));
             }
@@ -178,19 +193,99 @@ impl Stack {
     pub fn close(&mut self, sock: usize) {
         let s = self.tcp(sock);
         s.close();
-        self.uses[sock] = if s.state() == tcp::State::Closed { Use::Free } else { Use::Closing };
+        let u = if s.state() == tcp::State::Closed { Use::Free } else { Use::Closing };
+        self.set_use(sock, u);
     }
 
-    /// Around each smoltcp run: move sockets between uses as their connections changed, drop
-    /// half-open connections older than HALF_OPEN_US, wake acceptors of new connections, and
-    /// top each listener's backlog up from the free sockets.
-    pub fn maintain(&mut self, now: Instant) {
-        let now = now.total_micros();
+    /// Socket `i`'s use becomes `u`, and the counts follow.
+    fn set_use(&mut self, i: usize, u: Use) {
+        let old = core::mem::replace(&mut self.uses[i], u);
+        self.count(old, false);
+        self.count(u, true);
+    }
+
+    fn count(&mut self, u: Use, add: bool) {
+        let n = match u {
+            Use::Free => &mut self.free,
+            Use::Pending(_) | Use::Closing => &mut self.watched,
+            Use::Listening(l) => match self.listeners[l as usize].as_mut() {
+                Some(lis) => &mut lis.listening,
+                None => return,
+            },
+            Use::Owned => return,
+        };
+        *n = if add { *n + 1 } else { *n - 1 };
+    }
+
+    /// One run of smoltcp: frames in, frames out, then the sockets' uses. Half-open connections
+    /// past their limit go first, before a SYN among the frames looks for a socket.
+    pub fn poll(&mut self, now: Instant, nic: &Nic) {
+        let t = now.total_micros();
+        if self.half_open_at.is_some_and(|at| at <= t) {
+            self.maintain(t, false);
+        }
+        let mut dev = SynWatch::new(nic);
+        self.iface.poll(now, &mut dev, &mut self.set);
+        self.maintain(t, dev.syn_seen());
+    }
+
+    /// When smoltcp must run next (a retransmission, TIME_WAIT's end, a half-open
+    /// connection's limit), if ever.
+    pub fn deadline(&mut self, now: Instant) -> Option<Instant> {
+        let half_open = self.half_open_at.map(Instant::from_micros);
+        match (self.iface.poll_at(now, &self.set), half_open) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// After a smoltcp run (`syn`: a SYN may have come in): move sockets between uses as their
+    /// connections changed, drop half-open connections older than HALF_OPEN_US, wake acceptors
+    /// of new connections, and top each listener's backlog up from the free sockets.
+    fn maintain(&mut self, now: i64, syn: bool) {
+        if syn || self.watched > 0 {
+            self.scan(now, syn);
+        } else {
+            self.half_open_at = None;
+        }
+        for l in 0..LISTENERS {
+            let Some(lis) = self.listeners[l].as_ref() else { continue };
+            let (port, mut missing) = (lis.port, lis.backlog.saturating_sub(lis.listening));
+            let mut i = 0;
+            while missing > 0 && self.free > 0 && i < SOCKETS {
+                if self.uses[i] == Use::Free {
+                    let s = self.tcp(i);
+                    // Request/response traffic: no Nagle, no delayed ACKs (the server has no
+                    // timer to send a delayed one by).
+                    s.set_nagle_enabled(false);
+                    s.set_ack_delay(None);
+                    if s.listen(port).is_ok() {
+                        self.set_use(i, Use::Listening(l as u8));
+                        missing -= 1;
+                    }
+                }
+                i += 1;
+            }
+        }
+    }
+
+    /// The sockets whose use may have changed: Pending and Closing ones, Listening ones if `syn`.
+    fn scan(&mut self, now: i64, syn: bool) {
         // Listeners with a connection up and waiting to be accepted.
         let mut ready = [false; LISTENERS];
+        let mut half_open: Option<i64> = None;
         for i in 0..SOCKETS {
+            let u = self.uses[i];
+            let look = match u {
+                Use::Pending(_) | Use::Closing => true,
+                Use::Listening(_) => syn,
+                Use::Free | Use::Owned => false,
+            };
+            if !look {
+                continue;
+            }
             let st = self.tcp(i).state();
-            self.uses[i] = match self.uses[i] {
+            let new = match u {
                 Use::Listening(_) if st == tcp::State::Closed => Use::Free,
                 Use::Listening(l) if st != tcp::State::Listen => {
                     self.since[i] = now;
@@ -210,48 +305,26 @@ impl Stack {
                 Use::Closing if st == tcp::State::Closed => Use::Free,
                 u => u,
             };
-            if let Use::Pending(l) = self.uses[i] {
+            if new != u {
+                self.set_use(i, new);
+            }
+            if let Use::Pending(l) = new {
                 ready[l as usize] |= acceptable(st);
+                if st == tcp::State::SynReceived {
+                    let t = self.since[i] + HALF_OPEN_US + 1;
+                    half_open = Some(half_open.map_or(t, |a| a.min(t)));
+                }
             }
         }
+        self.half_open_at = half_open;
         for (l, slot) in self.listeners.iter_mut().enumerate() {
-            let Some(lis) = slot.as_mut() else { continue };
-            if ready[l] {
-                for w in lis.waiters.iter_mut() {
-                    if let Some(w) = w.take() {
-                        w.wake();
-                    }
+            let Some(lis) = slot.as_mut().filter(|_| ready[l]) else { continue };
+            for w in lis.waiters.iter_mut() {
+                if let Some(w) = w.take() {
+                    w.wake();
                 }
             }
-            let mut listening = self.uses.iter().filter(|&&u| u == Use::Listening(l as u8)).count();
-            let mut i = 0;
-            while listening < lis.backlog && i < SOCKETS {
-                if self.uses[i] == Use::Free {
-                    let s = self.set.get_mut::<tcp::Socket>(self.handles[i]);
-                    // Request/response traffic: no Nagle, no delayed ACKs (the server has no
-                    // timer to send a delayed one by).
-                    s.set_nagle_enabled(false);
-                    s.set_ack_delay(None);
-                    if s.listen(lis.port).is_ok() {
-                        self.uses[i] = Use::Listening(l as u8);
-                        listening += 1;
-                    }
-                }
-                i += 1;
-            }
         }
-    }
-
-    /// When the oldest half-open connection reaches its limit (smoltcp's clock), if any.
-    pub fn half_open_deadline(&mut self) -> Option<Instant> {
-        let mut at: Option<i64> = None;
-        for i in 0..SOCKETS {
-            if matches!(self.uses[i], Use::Pending(_)) && self.tcp(i).state() == tcp::State::SynReceived {
-                let t = self.since[i] + HALF_OPEN_US + 1;
-                at = Some(at.map_or(t, |a| a.min(t)));
-            }
-        }
-        at.map(Instant::from_micros)
     }
 
     pub fn in_use(&self) -> usize {
