@@ -244,7 +244,7 @@ mod rt {
         if rt.spawn(1, poller::run(Some(timers))).map(|h| h.detach()).is_err() {
             fail("poller task");
         }
-        let why = rt.block_on(SERVER.serve(rt, 10, service::handle));
+        let why = rt.block_on(SERVER.serve_first(rt, 10, service::now, service::handle));
         println!(
             "[net-server] client channel ended: {:?} ({} replies, {} polls, {} on smoltcp's deadline, {} interrupts)",
             why,

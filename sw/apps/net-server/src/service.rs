@@ -6,7 +6,7 @@ use crate::poller::kick;
 use crate::stack::{self, Use};
 use crate::{nic_stats, DATA};
 use core::future::poll_fn;
-use core::task::Poll;
+use core::task::{Poll, Waker};
 use netproto::{error, label, rx_offset, tx_offset, BUF_BYTES, OK, SOCKETS};
 use smoltcp::socket::tcp;
 use userlib::chan::Msg;
@@ -23,6 +23,26 @@ fn err(code: u32) -> Msg {
 fn span(m: &Msg) -> Option<(usize, usize, usize)> {
     let (sock, off, len) = (m.word(0) as usize, m.word(1) as usize, m.word(2) as usize);
     (sock < SOCKETS && len > 0 && len <= BUF_BYTES && off <= BUF_BYTES - len).then_some((sock, off, len))
+}
+
+/// A request answered right away, if it can be: everything but an ACCEPT, or a RECV or SEND
+/// that would wait (no data, no room), which `handle` takes in a task of its own.
+pub fn now(m: &Msg) -> Option<Msg> {
+    match m.label {
+        label::LISTEN => Some(listen(m.word(0), m.word(1))),
+        label::RECV => match span(m) {
+            Some((s, off, len)) => recv_once(s, off, len, None),
+            None => Some(err(error::BAD_ARGUMENT)),
+        },
+        label::SEND => match span(m) {
+            Some((s, off, len)) => send_once(s, off, len, None),
+            None => Some(err(error::BAD_ARGUMENT)),
+        },
+        label::CLOSE => Some(close(m.word(0) as usize)),
+        label::STATS => Some(stats()),
+        label::ACCEPT => None,
+        _ => Some(err(error::BAD_LABEL)),
+    }
 }
 
 pub async fn handle(m: Msg) -> Msg {
@@ -77,82 +97,89 @@ fn owned(s: &mut stack::Stack, sock: usize) -> bool {
 }
 
 async fn recv(sock: usize, off: usize, max: usize) -> Msg {
-    let dst = DATA.load(core::sync::atomic::Ordering::Relaxed) + rx_offset(sock) + off;
-    poll_fn(|cx| {
-        let r = stack::with(|s| {
-            if !owned(s, sock) {
-                return Some(err(error::BAD_SOCKET));
-            }
-            let t = s.tcp(sock);
-            if t.can_recv() {
-                let got = t.recv(|b| {
-                    let n = b.len().min(max);
-                    // SAFETY: [dst, dst + n) lies in the socket's receive buffer of the data
-                    // area (`span` checked off + max <= BUF_BYTES), mapped read-write here;
-                    // the client may read it at any time, which only ever shows it bytes.
-                    unsafe { core::ptr::copy_nonoverlapping(b.as_ptr(), dst as *mut u8, n) };
-                    (n, n)
-                });
-                return Some(match got {
-                    Ok(n) => reply(OK, &[n as u64]),
-                    Err(_) => err(error::RESET),
-                });
-            }
-            if !t.may_recv() {
-                // Closed: reset; otherwise the peer sent FIN: end of stream.
-                return Some(if t.state() == tcp::State::Closed { err(error::RESET) } else { reply(OK, &[0]) });
-            }
-            t.register_recv_waker(cx.waker());
-            None
-        });
-        // The window opened: let smoltcp tell the peer.
-        finished(r)
-    })
-    .await
-}
-
-/// A socket call's poll result: one that finished lets the poller run smoltcp again, which
-/// has something to tell the peer (a wider window, data to send).
-fn finished(r: Option<Msg>) -> Poll<Msg> {
-    match r {
-        Some(m) => {
-            kick();
-            Poll::Ready(m)
-        }
-        None => Poll::Pending,
-    }
+    poll_fn(|cx| recv_once(sock, off, max, Some(cx.waker())).map_or(Poll::Pending, Poll::Ready)).await
 }
 
 async fn send(sock: usize, off: usize, len: usize) -> Msg {
-    let src = DATA.load(core::sync::atomic::Ordering::Relaxed) + tx_offset(sock) + off;
-    poll_fn(|cx| {
-        let r = stack::with(|s| {
-            if !owned(s, sock) {
-                return Some(err(error::BAD_SOCKET));
-            }
-            let t = s.tcp(sock);
-            if !t.may_send() {
-                return Some(err(error::RESET));
-            }
-            if !t.can_send() {
-                t.register_send_waker(cx.waker());
-                return None;
-            }
-            let sent = t.send(|b| {
-                let n = b.len().min(len);
-                // SAFETY: [src, src + n) lies in the socket's send buffer (checked by `span`);
-                // what the client writes there meanwhile is its own business.
-                unsafe { core::ptr::copy_nonoverlapping(src as *const u8, b.as_mut_ptr(), n) };
+    poll_fn(|cx| send_once(sock, off, len, Some(cx.waker())).map_or(Poll::Pending, Poll::Ready)).await
+}
+
+/// A RECV into the socket's receive buffer in the data area at `off`, up to `max` bytes: its
+/// reply, or None when there is nothing to read yet (`waker` woken when there is).
+fn recv_once(sock: usize, off: usize, max: usize, waker: Option<&Waker>) -> Option<Msg> {
+    let dst = DATA.load(core::sync::atomic::Ordering::Relaxed) + rx_offset(sock) + off;
+    let r = stack::with(|s| {
+        if !owned(s, sock) {
+            return Some(err(error::BAD_SOCKET));
+        }
+        let t = s.tcp(sock);
+        if t.can_recv() {
+            let got = t.recv(|b| {
+                let n = b.len().min(max);
+                // SAFETY: [dst, dst + n) lies in the socket's receive buffer of the data
+                // area (`span` checked off + max <= BUF_BYTES), mapped read-write here;
+                // the client may read it at any time, which only ever shows it bytes.
+                unsafe { core::ptr::copy_nonoverlapping(b.as_ptr(), dst as *mut u8, n) };
                 (n, n)
             });
-            Some(match sent {
+            return Some(match got {
                 Ok(n) => reply(OK, &[n as u64]),
                 Err(_) => err(error::RESET),
-            })
+            });
+        }
+        if !t.may_recv() {
+            // Closed: reset; otherwise the peer sent FIN: end of stream.
+            return Some(if t.state() == tcp::State::Closed { err(error::RESET) } else { reply(OK, &[0]) });
+        }
+        if let Some(w) = waker {
+            t.register_recv_waker(w);
+        }
+        None
+    });
+    // The window opened: let smoltcp tell the peer.
+    finished(r)
+}
+
+/// A SEND of `len` bytes from the socket's send buffer in the data area at `off`: its reply,
+/// or None when smoltcp has no room yet (`waker` woken when it has).
+fn send_once(sock: usize, off: usize, len: usize, waker: Option<&Waker>) -> Option<Msg> {
+    let src = DATA.load(core::sync::atomic::Ordering::Relaxed) + tx_offset(sock) + off;
+    let r = stack::with(|s| {
+        if !owned(s, sock) {
+            return Some(err(error::BAD_SOCKET));
+        }
+        let t = s.tcp(sock);
+        if !t.may_send() {
+            return Some(err(error::RESET));
+        }
+        if !t.can_send() {
+            if let Some(w) = waker {
+                t.register_send_waker(w);
+            }
+            return None;
+        }
+        let sent = t.send(|b| {
+            let n = b.len().min(len);
+            // SAFETY: [src, src + n) lies in the socket's send buffer (checked by `span`);
+            // what the client writes there meanwhile is its own business.
+            unsafe { core::ptr::copy_nonoverlapping(src as *const u8, b.as_mut_ptr(), n) };
+            (n, n)
         });
-        finished(r)
-    })
-    .await
+        Some(match sent {
+            Ok(n) => reply(OK, &[n as u64]),
+            Err(_) => err(error::RESET),
+        })
+    });
+    finished(r)
+}
+
+/// A socket call that finished lets the poller run smoltcp again, which has something to tell
+/// the peer (a wider window, data to send).
+fn finished(r: Option<Msg>) -> Option<Msg> {
+    if r.is_some() {
+        kick();
+    }
+    r
 }
 
 fn close(sock: usize) -> Msg {

@@ -179,7 +179,8 @@ async fn handle(k: usize, m: Msg) {
     finish(k, r);
 }
 
-/// The dispatcher: a handler task per received call.
+/// The dispatcher: each received call answered at once when it can be (`service::now`), a
+/// handler task for the others.
 pub async fn serve<const N: usize, const S: usize>(rt: Handle<N, S>, prio: Priority) -> ! {
     loop {
         let (k, m) = poll_fn(|cx| {
@@ -196,7 +197,9 @@ pub async fn serve<const N: usize, const S: usize>(rt: Handle<N, S>, prio: Prior
             })
         })
         .await;
-        if rt.spawn(prio, handle(k, m)).map(|h| h.detach()).is_err() {
+        if let Some(r) = service::now(&m) {
+            finish(k, r);
+        } else if rt.spawn(prio, handle(k, m)).map(|h| h.detach()).is_err() {
             finish(k, Msg::new(error::NO_SOCKET, &[]).unwrap_or_default());
         }
     }

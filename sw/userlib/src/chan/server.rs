@@ -103,17 +103,38 @@ impl Server {
         H: Fn(Msg) -> F,
         F: Future<Output = Msg> + 'static,
     {
-        poll_fn(|cx| self.dispatch(cx, rt, prio, &handler)).await
+        poll_fn(|cx| self.dispatch(cx, rt, prio, &|_: &Msg| None, &handler)).await
     }
 
-    fn dispatch<const N: usize, const S: usize, H, F>(
+    /// [`Server::serve`], with each request offered to `now` first: a handler that answers at
+    /// once when it can and never waits (`None`: it would, or it does not know the request).
+    /// Only what it declines gets a task running `handler`, so a request answered at once
+    /// costs no task (spawn, turn, slot) at all.
+    pub async fn serve_first<const N: usize, const S: usize, I, H, F>(
+        &'static self,
+        rt: Handle<N, S>,
+        prio: Priority,
+        now: I,
+        handler: H,
+    ) -> ChanError
+    where
+        I: Fn(&Msg) -> Option<Msg>,
+        H: Fn(Msg) -> F,
+        F: Future<Output = Msg> + 'static,
+    {
+        poll_fn(|cx| self.dispatch(cx, rt, prio, &now, &handler)).await
+    }
+
+    fn dispatch<const N: usize, const S: usize, I, H, F>(
         &'static self,
         cx: &mut Context<'_>,
         rt: Handle<N, S>,
         prio: Priority,
+        now: &I,
         handler: &H,
     ) -> Poll<ChanError>
     where
+        I: Fn(&Msg) -> Option<Msg>,
         H: Fn(Msg) -> F,
         F: Future<Output = Msg> + 'static,
     {
@@ -147,7 +168,13 @@ impl Server {
                 self.reply(item.id, Msg::new(BAD_REQUEST, &[]).unwrap_or_default());
                 continue;
             };
-            // The handler is the program's code: no reference into `inner` lives across it.
+            // The handlers are the program's code: no reference into `inner` lives across them.
+            if let Some(r) = now(&msg) {
+                // Its credit, given back by `reply` at once.
+                self.inner().in_flight += 1;
+                self.reply(item.id, r);
+                continue;
+            }
             let fut = handler(msg);
             match rt.spawn(prio, Handling { server: self, id: item.id, fut }) {
                 Ok(h) => {

@@ -111,6 +111,35 @@ fn long_held_requests_do_not_stall_the_dispatcher() {
 }
 
 #[test]
+fn serve_first_answers_at_once_or_spawns() {
+    // Even words are answered by `now` (no task), odd ones by a task; HOLD never answers and
+    // keeps its task and credit, while the others go on being served past a lap of the ring.
+    let (rt, park) = runtime();
+    let mem = chan_mem();
+    let srv = leak(Server::new());
+    let cl: &'static Client<CAP> = leak(Client::new());
+    srv.attach(mem, 0, park).unwrap();
+    cl.attach(mem, 0, park).unwrap();
+    let now = |m: &Msg| {
+        (m.label != 99 && m.word(0).is_multiple_of(2)).then(|| Msg::new(m.label + 1, &[m.word(0) * 2]).unwrap())
+    };
+    rt.spawn(10, srv.serve_first(rt, 10, now, double_or_hold)).unwrap().detach();
+    let held = rt.spawn(5, cl.call(Msg::new(99, &[]).unwrap())).unwrap();
+    let ok = rt.block_on(async {
+        let mut ok = 0;
+        for j in 0..(5 * CAP as u64) {
+            let r = cl.call(Msg::new(7, &[j]).unwrap()).await.unwrap();
+            ok += (r.label == 8 && r.words() == [2 * j]) as u64;
+        }
+        ok
+    });
+    assert_eq!(ok, 5 * CAP as u64);
+    assert!(!held.is_finished(), "the held call stays outstanding");
+    assert_eq!(srv.replies.load(Ordering::Relaxed), 5 * CAP);
+    assert_eq!(srv.max_in_flight.load(Ordering::Relaxed), 2, "the held task and one odd request at a time");
+}
+
+#[test]
 fn loopback_inline_dispatcher() {
     let (rt, park) = runtime();
     let mem = chan_mem();
