@@ -1,5 +1,5 @@
 //! The board's NIC (our SoC, on the RTL and the board): AXI DMA + AXI Ethernet, driven by
-//! `sw/lib/axi-eth`, as a smoltcp `Device` (through `nic::Nic`). A receive ring and a
+//! `sw/lib/axi-eth`, as a `nic::Driver`. A receive ring and a
 //! transmit ring of `QUEUE` descriptors each, descriptors and 2 KiB buffers in the DMA pool
 //! (bus address = physical: the DMA masters into the SoC's front bus). Every receive buffer is
 //! posted at start and re-posted as soon as smoltcp has read its frame; transmits go out at
@@ -15,22 +15,18 @@
 //! rings; nothing the device says can make the driver panic or index out of bounds.
 use crate::hal;
 use crate::local::Local;
-use crate::nic::NicStats;
+use crate::nic::{Driver, NicStats, RxFrame, MTU};
 use axi_eth::desc::{self, CTRL_EOF, CTRL_SOF};
 use axi_eth::dma::{Channel, Dma, DmaError};
 use axi_eth::mac::{Link, Mac, MacError};
 use axi_eth::regs::Regs;
 use axi_eth::ring::Ring;
-use smoltcp::phy::{self, Device, DeviceCapabilities, Medium};
-use smoltcp::time::Instant;
 
 /// Descriptors (and buffers) each way, as the virtio queues.
 pub const QUEUE: usize = 128;
 /// One buffer: a whole Ethernet frame (1518 with a VLAN tag) fits, so a frame never spans
 /// descriptors.
 const BUF: usize = 2048;
-/// Largest frame we send or pass to smoltcp (no VLAN tag, no FCS: the MAC adds and strips it).
-pub const MTU: usize = 1514;
 /// Our unicast address: locally administered (bit 1 of the first byte), Xilinx's OUI after
 /// it. The device tree has no `local-mac-address` (rocket-chip's DTS writer cannot emit byte
 /// strings), and the board has no EEPROM for one.
@@ -93,7 +89,7 @@ struct Inner {
 
 pub struct AxiNic {
     inner: Local<Inner>,
-    pub stats: Local<NicStats>,
+    stats: Local<NicStats>,
     pub link: Link,
 }
 
@@ -126,40 +122,6 @@ impl AxiNic {
         };
         start(&mut inner).map_err(AxiError::Dma)?;
         Ok(AxiNic { inner: Local::new(inner), stats: Local::new(NicStats::default()), link })
-    }
-
-    pub fn mac(&self) -> [u8; 6] {
-        MAC_ADDR
-    }
-
-    /// A received frame waits, or a transmit finished while smoltcp waits for a buffer?
-    /// Descriptor memory only: no register access, no kernel entry.
-    pub fn has_work(&self) -> bool {
-        self.inner.with(|n| n.rx.peek().is_some() || (n.tx_starved && n.tx.peek().is_some()))
-    }
-
-    pub fn tx_starved(&self) -> bool {
-        self.inner.with(|n| n.tx_starved)
-    }
-
-    /// Completion interrupts on (about to sleep: errors found meanwhile are dealt with first,
-    /// stale completions cleared) or off (running: the rings are read directly). Receive
-    /// completions always wake us; transmit ones only when smoltcp waits for a free transmit
-    /// buffer (otherwise every response sent just before a sleep would end it again).
-    pub fn interrupts(&self, on: bool) {
-        self.inner.with(|n| {
-            if on {
-                self.check(n);
-            }
-            n.dma.completion_irqs(Channel::Rx, on);
-            n.dma.completion_irqs(Channel::Tx, on && n.tx_starved);
-        });
-    }
-
-    /// Quiet the device after its interrupt: clear both channels' interrupt bits (and reset
-    /// the DMA if it halted on an error).
-    pub fn ack_interrupt(&self) {
-        self.inner.with(|n| self.check(n));
     }
 
     fn check(&self, n: &mut Inner) {
@@ -220,63 +182,6 @@ fn start(n: &mut Inner) -> Result<(), DmaError> {
     n.dma.start(Channel::Tx, n.tx.desc_pa(n.tx.next()))
 }
 
-pub struct Rx<'a> {
-    nic: &'a AxiNic,
-    index: usize,
-    len: usize,
-    buf: *const u8,
-}
-
-pub struct Tx<'a> {
-    nic: &'a AxiNic,
-}
-
-impl<'a> Device for &'a AxiNic {
-    type RxToken<'b>
-        = Rx<'a>
-    where
-        Self: 'b;
-    type TxToken<'b>
-        = Tx<'a>
-    where
-        Self: 'b;
-
-    fn receive(&mut self, _now: Instant) -> Option<(Rx<'a>, Tx<'a>)> {
-        let nic: &'a AxiNic = self;
-        let got = nic.inner.with(|n| loop {
-            let (i, status, app4) = n.rx.peek()?;
-            match desc::check_rx_app4(status, app4, BUF) {
-                Ok(len) if len <= MTU => return Some((i, len, n.rx.buf_ptr(i) as *const u8)),
-                Ok(len) => nic.bad_desc("receive", i, desc::DescError::RxLength { len, buf: MTU }),
-                Err(e) => nic.bad_desc("receive", i, e),
-            }
-            nic.stats.with(|s| s.rx_dropped += 1);
-            n.rx.pop();
-            repost(n);
-        })?;
-        let (index, len, buf) = got;
-        Some((Rx { nic, index, len, buf }, Tx { nic }))
-    }
-
-    fn transmit(&mut self, _now: Instant) -> Option<Tx<'a>> {
-        let nic: &'a AxiNic = self;
-        let ok = nic.inner.with(|n| {
-            nic.reclaim(n);
-            n.tx_starved = n.tx.is_full();
-            !n.tx_starved
-        });
-        ok.then_some(Tx { nic })
-    }
-
-    fn capabilities(&self) -> DeviceCapabilities {
-        let mut caps = DeviceCapabilities::default();
-        caps.medium = Medium::Ethernet;
-        caps.max_transmission_unit = MTU;
-        caps.max_burst_size = Some(QUEUE / 2);
-        caps
-    }
-}
-
 /// Give the receive descriptor just popped back to the DMA (it is the ring's tail again).
 fn repost(n: &mut Inner) {
     if let Some(i) = n.rx.post(BUF, 0) {
@@ -284,45 +189,89 @@ fn repost(n: &mut Inner) {
     }
 }
 
-impl phy::RxToken for Rx<'_> {
-    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
-        // SAFETY: the buffer of a completed, not yet re-posted descriptor: the DMA is done
-        // with it, and `len` was checked against its size. No borrow of the NIC is held while
-        // smoltcp runs `f` (it may transmit meanwhile).
-        let frame = unsafe { core::slice::from_raw_parts(self.buf, self.len) };
-        self.nic.stats.with(|s| s.rx_frames += 1);
-        let r = f(frame);
-        self.nic.inner.with(|n| {
-            // `receive` peeked the oldest descriptor and nothing reaped since.
-            if n.rx.pop() == Some(self.index) {
+impl Driver for AxiNic {
+    fn mac(&self) -> [u8; 6] {
+        MAC_ADDR
+    }
+
+    fn stats(&self) -> NicStats {
+        self.stats.with(|s| *s)
+    }
+
+    fn rx_frame(&self) -> Option<RxFrame> {
+        self.inner.with(|n| loop {
+            let (i, status, app4) = n.rx.peek()?;
+            match desc::check_rx_app4(status, app4, BUF) {
+                Ok(len) if len <= MTU => return Some(RxFrame { id: i, buf: n.rx.buf_ptr(i) as *const u8, len }),
+                Ok(len) => self.bad_desc("receive", i, desc::DescError::RxLength { len, buf: MTU }),
+                Err(e) => self.bad_desc("receive", i, e),
+            }
+            self.stats.with(|s| s.rx_dropped += 1);
+            n.rx.pop();
+            repost(n);
+        })
+    }
+
+    fn rx_done(&self, id: usize) {
+        self.stats.with(|s| s.rx_frames += 1);
+        self.inner.with(|n| {
+            // `rx_frame` peeked the oldest descriptor and nothing reaped since.
+            if n.rx.pop() == Some(id) {
                 repost(n);
             }
         });
-        r
     }
-}
 
-impl phy::TxToken for Tx<'_> {
-    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
-        let got = self.nic.inner.with(|n| {
-            self.nic.reclaim(n);
+    fn tx_ready(&self) -> bool {
+        self.inner.with(|n| {
+            self.reclaim(n);
+            n.tx_starved = n.tx.is_full();
+            !n.tx_starved
+        })
+    }
+
+    fn tx_buffer(&self, len: usize) -> Option<(usize, *mut u8)> {
+        self.inner.with(|n| {
+            self.reclaim(n);
             (!n.tx.is_full() && len <= MTU).then(|| (n.tx.next(), n.tx.buf_ptr(n.tx.next())))
-        });
-        let Some((i, buf)) = got else {
-            // No buffer (smoltcp checked `transmit` first, so only a frame over the MTU gets
-            // here): build it in a scratch buffer and drop it.
-            let mut scratch = [0u8; BUF];
-            return f(&mut scratch[..len.min(BUF)]);
-        };
-        // SAFETY: the buffer of the next transmit descriptor, not posted, so ours; len <= MTU.
-        let r = f(unsafe { core::slice::from_raw_parts_mut(buf, len) });
-        self.nic.inner.with(|n| {
-            if n.tx.post(len, CTRL_SOF | CTRL_EOF) == Some(i) {
-                n.tx_len[i] = len as u16;
-                n.dma.tail(Channel::Tx, n.tx.desc_pa(i));
+        })
+    }
+
+    fn tx_send(&self, id: usize, len: usize) {
+        self.inner.with(|n| {
+            if n.tx.post(len, CTRL_SOF | CTRL_EOF) == Some(id) {
+                n.tx_len[id] = len as u16;
+                n.dma.tail(Channel::Tx, n.tx.desc_pa(id));
             }
         });
-        self.nic.stats.with(|s| s.tx_frames += 1);
-        r
+        self.stats.with(|s| s.tx_frames += 1);
+    }
+
+    /// Descriptor memory only: no register access, no kernel entry.
+    fn has_work(&self) -> bool {
+        self.inner.with(|n| n.rx.peek().is_some() || (n.tx_starved && n.tx.peek().is_some()))
+    }
+
+    fn tx_starved(&self) -> bool {
+        self.inner.with(|n| n.tx_starved)
+    }
+
+    /// Completion interrupts on (about to sleep: errors found meanwhile are dealt with first,
+    /// stale completions cleared) or off (running: the rings are read directly). Receive
+    /// completions always wake us; transmit ones only when smoltcp waits for a free transmit
+    /// buffer (otherwise every response sent just before a sleep would end it again).
+    fn interrupts(&self, on: bool) {
+        self.inner.with(|n| {
+            if on {
+                self.check(n);
+            }
+            n.dma.completion_irqs(Channel::Rx, on);
+            n.dma.completion_irqs(Channel::Tx, on && n.tx_starved);
+        });
+    }
+
+    /// Clear both channels' interrupt bits (and reset the DMA if it halted on an error).
+    fn ack_interrupt(&self) {
+        self.inner.with(|n| self.check(n));
     }
 }

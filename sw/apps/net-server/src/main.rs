@@ -11,6 +11,8 @@ fn main() {}
 #[cfg(target_arch = "riscv64")]
 mod axi_nic;
 #[cfg(target_arch = "riscv64")]
+mod frames;
+#[cfg(target_arch = "riscv64")]
 mod hal;
 #[cfg(target_arch = "riscv64")]
 mod local;
@@ -22,8 +24,7 @@ mod poller;
 mod service;
 #[cfg(target_arch = "riscv64")]
 mod stack;
-#[cfg(target_arch = "riscv64")]
-mod syn_watch;
+
 #[cfg(target_arch = "riscv64")]
 mod sync_ipc;
 #[cfg(target_arch = "riscv64")]
@@ -35,7 +36,7 @@ pub use rt::{clock, nic, nic_stats, DATA};
 #[cfg(target_arch = "riscv64")]
 mod rt {
     use crate::axi_nic::AxiNic;
-    use crate::nic::{Nic, NicStats};
+    use crate::nic::{Driver, Nic, NicStats};
     use crate::virtio::VirtioNic;
     use crate::{hal, poller, service, stack, sync_ipc};
     use abi::bootinfo::process::ProcessInfo;
@@ -74,9 +75,9 @@ mod rt {
     unsafe impl Sync for NicCell {}
     static NIC: NicCell = NicCell(UnsafeCell::new(None));
 
-    pub fn nic() -> &'static Nic {
+    pub fn nic() -> &'static dyn Driver {
         // SAFETY: see NicCell.
-        unsafe { (*NIC.0.get()).as_ref().expect("NIC up before any task runs") }
+        unsafe { (*NIC.0.get()).as_ref().expect("NIC up before any task runs") }.driver()
     }
 
     pub fn nic_stats() -> NicStats {
@@ -200,7 +201,7 @@ mod rt {
                     Nic::Virtio(n)
                 }
                 Err(e) => {
-                    println!("[net-server] virtio-net at {:#x}: {:?}", cfg.mmio_paddr, e);
+                    println!("[net-server] virtio-net at {:#x}: {}", cfg.mmio_paddr, e);
                     fail("no NIC")
                 }
             }

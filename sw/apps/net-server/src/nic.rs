@@ -1,11 +1,12 @@
 //! The NIC the stack and the poller use: the device the root task found in the device tree
 //! (`NetConfig::nic_kind`): virtio-net on QEMU (`virtio`), the AXI DMA + AXI Ethernet on our
-//! SoC, in the RTL simulation and on the board (`axi_nic`). Each is a smoltcp `Device` of its
-//! own; this enum forwards to whichever is there, so smoltcp and the poller see one.
-use crate::axi_nic::{self, AxiNic};
-use crate::virtio::{self, VirtioNic};
-use smoltcp::phy::{self, Device, DeviceCapabilities};
-use smoltcp::time::Instant;
+//! SoC, in the RTL simulation and on the board (`axi_nic`). Both drive their rings behind
+//! [`Driver`]; smoltcp sees them through the one adapter in `frames`.
+use crate::axi_nic::AxiNic;
+use crate::virtio::VirtioNic;
+
+/// Largest Ethernet frame either driver sends or passes on (no VLAN tag, no FCS).
+pub const MTU: usize = 1514;
 
 /// Counters the STATS request and the exit report give.
 #[derive(Clone, Copy, Default)]
@@ -19,6 +20,41 @@ pub struct NicStats {
     pub dma_resets: u64,
 }
 
+/// A received frame, in the driver's buffer until [`Driver::rx_done`].
+pub struct RxFrame {
+    pub id: usize,
+    pub buf: *const u8,
+    pub len: usize,
+}
+
+/// What a NIC driver gives the stack: received frames read in place and handed back, transmit
+/// buffers filled in place and sent, and its rings' state read in memory (no register access,
+/// no kernel entry) so the poller can tell whether there is work.
+pub trait Driver {
+    fn mac(&self) -> [u8; 6];
+    fn stats(&self) -> NicStats;
+    /// The oldest received frame (checked: the driver drops and counts bad ones), the same one
+    /// until `rx_done`.
+    fn rx_frame(&self) -> Option<RxFrame>;
+    /// Frame `id` is read: its buffer goes back to the device.
+    fn rx_done(&self, id: usize);
+    /// Room to send a frame (finished transmits are taken back first)? A no is remembered
+    /// (`tx_starved`) until a transmit finishes.
+    fn tx_ready(&self) -> bool;
+    /// A buffer for a frame of `len` bytes (at most MTU): (id, buffer).
+    fn tx_buffer(&self, len: usize) -> Option<(usize, *mut u8)>;
+    /// Send the frame of `len` bytes built in buffer `id`.
+    fn tx_send(&self, id: usize, len: usize);
+    /// Frames received and not collected, or a finished transmit smoltcp waits for.
+    fn has_work(&self) -> bool;
+    fn tx_starved(&self) -> bool;
+    /// Let the device interrupt us (about to sleep) or not (running). The caller looks at the
+    /// rings again after turning them on (park hook: fence, then `has_work`).
+    fn interrupts(&self, on: bool);
+    /// Quiet the device after its interrupt came, so it can raise the next.
+    fn ack_interrupt(&self);
+}
+
 // One NIC per process, in a static: the variants' sizes do not matter.
 #[allow(clippy::large_enum_variant)]
 pub enum Nic {
@@ -27,124 +63,10 @@ pub enum Nic {
 }
 
 impl Nic {
-    pub fn mac(&self) -> [u8; 6] {
+    pub fn driver(&self) -> &dyn Driver {
         match self {
-            Nic::Virtio(v) => v.mac(),
-            Nic::Axi(a) => a.mac(),
-        }
-    }
-
-    pub fn stats(&self) -> NicStats {
-        match self {
-            Nic::Virtio(v) => v.stats.with(|s| *s),
-            Nic::Axi(a) => a.stats.with(|s| *s),
-        }
-    }
-
-    /// Frames received and not collected, or a finished transmit smoltcp waits for; reads
-    /// descriptor memory only (no register access, no kernel entry).
-    pub fn has_work(&self) -> bool {
-        match self {
-            Nic::Virtio(v) => v.has_work(),
-            Nic::Axi(a) => a.has_work(),
-        }
-    }
-
-    pub fn tx_starved(&self) -> bool {
-        match self {
-            Nic::Virtio(v) => v.tx_starved(),
-            Nic::Axi(a) => a.tx_starved(),
-        }
-    }
-
-    /// Let the device interrupt us (about to sleep) or not (running). The caller looks at the
-    /// rings again after turning them on (park hook: fence, then `has_work`).
-    pub fn interrupts(&self, on: bool) {
-        match self {
-            Nic::Virtio(v) => v.interrupts(on),
-            Nic::Axi(a) => a.interrupts(on),
-        }
-    }
-
-    /// Quiet the device after its interrupt came, so it can raise the next.
-    pub fn ack_interrupt(&self) {
-        match self {
-            Nic::Virtio(v) => v.ack_interrupt(),
-            Nic::Axi(a) => a.ack_interrupt(),
-        }
-    }
-}
-
-pub enum Rx<'a> {
-    Virtio(virtio::Rx<'a>),
-    Axi(axi_nic::Rx<'a>),
-}
-
-pub enum Tx<'a> {
-    Virtio(virtio::Tx<'a>),
-    Axi(axi_nic::Tx<'a>),
-}
-
-impl<'a> Device for &'a Nic {
-    type RxToken<'b>
-        = Rx<'a>
-    where
-        Self: 'b;
-    type TxToken<'b>
-        = Tx<'a>
-    where
-        Self: 'b;
-
-    fn receive(&mut self, now: Instant) -> Option<(Rx<'a>, Tx<'a>)> {
-        let nic: &'a Nic = self;
-        match nic {
-            Nic::Virtio(v) => {
-                let mut d: &'a VirtioNic = v;
-                d.receive(now).map(|(r, t)| (Rx::Virtio(r), Tx::Virtio(t)))
-            }
-            Nic::Axi(a) => {
-                let mut d: &'a AxiNic = a;
-                d.receive(now).map(|(r, t)| (Rx::Axi(r), Tx::Axi(t)))
-            }
-        }
-    }
-
-    fn transmit(&mut self, now: Instant) -> Option<Tx<'a>> {
-        let nic: &'a Nic = self;
-        match nic {
-            Nic::Virtio(v) => {
-                let mut d: &'a VirtioNic = v;
-                d.transmit(now).map(Tx::Virtio)
-            }
-            Nic::Axi(a) => {
-                let mut d: &'a AxiNic = a;
-                d.transmit(now).map(Tx::Axi)
-            }
-        }
-    }
-
-    fn capabilities(&self) -> DeviceCapabilities {
-        match self {
-            Nic::Virtio(v) => Device::capabilities(&v),
-            Nic::Axi(a) => Device::capabilities(&a),
-        }
-    }
-}
-
-impl phy::RxToken for Rx<'_> {
-    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
-        match self {
-            Rx::Virtio(r) => r.consume(f),
-            Rx::Axi(r) => r.consume(f),
-        }
-    }
-}
-
-impl phy::TxToken for Tx<'_> {
-    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
-        match self {
-            Tx::Virtio(t) => t.consume(len, f),
-            Tx::Axi(t) => t.consume(len, f),
+            Nic::Virtio(v) => v,
+            Nic::Axi(a) => a,
         }
     }
 }

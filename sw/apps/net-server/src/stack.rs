@@ -5,11 +5,11 @@
 //! connections than sockets are refused, not queued.
 //!
 //! After each smoltcp run only the sockets whose use can have changed are looked at: waiting to
-//! be accepted or being closed, and the listening ones only when a SYN came in (`SynWatch`).
+//! be accepted or being closed, and the listening ones only when a SYN came in (`Frames`).
 //! An established connection the client owns is smoltcp's business alone.
+use crate::frames::Frames;
 use crate::local::Local;
-use crate::nic::Nic;
-use crate::syn_watch::SynWatch;
+use crate::nic::Driver;
 use core::task::Waker;
 use netproto::{MAX_BACKLOG, SOCKETS};
 use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet, SocketStorage};
@@ -86,10 +86,10 @@ pub fn with<R>(f: impl FnOnce(&mut Stack) -> R) -> R {
 }
 
 /// Build the interface and every socket. Called once, before the executor runs.
-pub fn init(nic: &'static Nic, ip: [u8; 4], prefix: u8, gateway: [u8; 4], now: Instant, seed: u64) {
+pub fn init(nic: &'static dyn Driver, ip: [u8; 4], prefix: u8, gateway: [u8; 4], now: Instant, seed: u64) {
     let mut config = Config::new(HardwareAddress::Ethernet(EthernetAddress(nic.mac())));
     config.random_seed = seed;
-    let mut iface = Interface::new(config, &mut &*nic, now);
+    let mut iface = Interface::new(config, &mut Frames::new(nic), now);
     iface.update_ip_addrs(|a| {
         let _ = a.push(IpCidr::new(IpAddress::Ipv4(Ipv4Address::from(ip)), prefix));
     });
@@ -219,12 +219,12 @@ impl Stack {
 
     /// One run of smoltcp: frames in, frames out, then the sockets' uses. Half-open connections
     /// past their limit go first, before a SYN among the frames looks for a socket.
-    pub fn poll(&mut self, now: Instant, nic: &Nic) {
+    pub fn poll(&mut self, now: Instant, nic: &dyn Driver) {
         let t = now.total_micros();
         if self.half_open_at.is_some_and(|at| at <= t) {
             self.maintain(t, false);
         }
-        let mut dev = SynWatch::new(nic);
+        let mut dev = Frames::new(nic);
         self.iface.poll(now, &mut dev, &mut self.set);
         self.maintain(t, dev.syn_seen());
     }

@@ -1,14 +1,12 @@
 //! virtio-net (QEMU) over the MMIO transport (`virtio-drivers`' raw driver), with our own
-//! packet buffers in the DMA pool, as a smoltcp `Device` (through `nic::Nic`). Every receive
+//! packet buffers in the DMA pool, as a `nic::Driver`. Every receive
 //! buffer is posted to the device at start and re-posted as soon as smoltcp has read its
 //! frame; transmit buffers are taken from a free list and come back when the device reports
 //! them used.
 use crate::hal::{self, PoolHal};
 use crate::local::Local;
-use crate::nic::NicStats;
+use crate::nic::{Driver, NicStats, RxFrame, MTU};
 use core::ptr::NonNull;
-use smoltcp::phy::{self, Device, DeviceCapabilities, Medium};
-use smoltcp::time::Instant;
 use virtio_drivers::device::net::VirtIONetRaw;
 use virtio_drivers::transport::mmio::{MmioTransport, VirtIOHeader};
 use virtio_drivers::transport::{DeviceType, Transport};
@@ -19,8 +17,6 @@ use virtio_drivers::transport::{DeviceType, Transport};
 pub const QUEUE: usize = 128;
 /// One buffer: the virtio-net header and a whole Ethernet frame fit.
 const BUF: usize = 2048;
-/// Largest Ethernet frame we send or accept (no VLAN tag), header included.
-pub const MTU: usize = 1514;
 
 type Raw = VirtIONetRaw<PoolHal, MmioTransport<'static>, QUEUE>;
 
@@ -34,6 +30,16 @@ pub enum NicError {
     Pool,
 }
 
+impl core::fmt::Display for NicError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            NicError::NotNet => write!(f, "no virtio network device"),
+            NicError::Driver(e) => write!(f, "the driver refused the device: {e}"),
+            NicError::Pool => write!(f, "DMA pool too small for the packet buffers"),
+        }
+    }
+}
+
 struct Inner {
     raw: Raw,
     rx_va: usize,
@@ -45,11 +51,16 @@ struct Inner {
     tx_free_n: usize,
     /// smoltcp asked for a transmit buffer and found none: finished transmits are work.
     tx_starved: bool,
+    /// The received frame `rx_frame` took from the device and `rx_done` gives back:
+    /// (token, buffer, header length, frame length).
+    held: Option<(u16, usize, usize, usize)>,
+    /// The virtio-net header's length in front of each transmit frame.
+    tx_hdr: usize,
 }
 
 pub struct VirtioNic {
     inner: Local<Inner>,
-    pub stats: Local<NicStats>,
+    stats: Local<NicStats>,
     mac: [u8; 6],
 }
 
@@ -98,39 +109,18 @@ impl VirtioNic {
             tx_free,
             tx_free_n: QUEUE,
             tx_starved: false,
+            held: None,
+            tx_hdr: 0,
         };
         Ok(VirtioNic { inner: Local::new(inner), stats: Local::new(NicStats::default()), mac })
     }
 
-    pub fn mac(&self) -> [u8; 6] {
-        self.mac
-    }
-
-    /// Has the device received a frame we have not collected, or finished a transmit while
-    /// smoltcp waits for a buffer? Reads the used rings in memory only: no register access, no
-    /// kernel entry.
-    pub fn has_work(&self) -> bool {
-        self.inner.with(|n| n.raw.poll_receive().is_some() || (n.tx_starved && n.raw.poll_transmit().is_some()))
-    }
-
-    /// smoltcp found no transmit buffer at its last try (until the device returns one).
-    pub fn tx_starved(&self) -> bool {
-        self.inner.with(|n| n.tx_starved)
-    }
-
-    /// Let the device interrupt us (we are about to sleep) or not (we are running and read its
-    /// rings anyway: `has_work`). A flag in the queues' memory (no register access, no kernel
-    /// entry); whoever turns them on must look at the rings again after a SeqCst fence, for
-    /// the frames that came before the device saw the flag.
-    pub fn interrupts(&self, on: bool) {
-        self.inner.with(|n| if on { n.raw.enable_interrupts() } else { n.raw.disable_interrupts() });
-    }
-
-    /// Acknowledge the device's interrupt (after its vector arrived), so it can raise the next.
-    pub fn ack_interrupt(&self) {
-        self.inner.with(|n| {
-            n.raw.ack_interrupt();
-        });
+    /// Post receive buffer `i` to the device again (untouched until the device returns it).
+    fn repost(n: &mut Inner, i: usize) {
+        // SAFETY: as at start-up: posted again, untouched until the device returns it.
+        if let Ok(t) = unsafe { n.raw.receive_begin(buf(n.rx_va, i)) } {
+            n.rx_of_token[t as usize % QUEUE] = i as u8;
+        }
     }
 
     /// Take back the transmit buffers the device is done with.
@@ -146,117 +136,101 @@ impl VirtioNic {
     }
 }
 
-pub struct Rx<'a> {
-    nic: &'a VirtioNic,
-    token: u16,
-    index: usize,
-}
-
-pub struct Tx<'a> {
-    nic: &'a VirtioNic,
-}
-
-impl<'a> Device for &'a VirtioNic {
-    type RxToken<'b>
-        = Rx<'a>
-    where
-        Self: 'b;
-    type TxToken<'b>
-        = Tx<'a>
-    where
-        Self: 'b;
-
-    fn receive(&mut self, _now: Instant) -> Option<(Rx<'a>, Tx<'a>)> {
-        let nic: &'a VirtioNic = self;
-        let (token, index) = nic.inner.with(|n| {
-            let t = n.raw.poll_receive()?;
-            Some((t, n.rx_of_token[t as usize % QUEUE] as usize))
-        })?;
-        Some((Rx { nic, token, index }, Tx { nic }))
+impl Driver for VirtioNic {
+    fn mac(&self) -> [u8; 6] {
+        self.mac
     }
 
-    fn transmit(&mut self, _now: Instant) -> Option<Tx<'a>> {
-        let nic: &'a VirtioNic = self;
-        let ok = nic.inner.with(|n| {
-            VirtioNic::reclaim(n);
+    fn stats(&self) -> NicStats {
+        self.stats.with(|s| *s)
+    }
+
+    fn rx_frame(&self) -> Option<RxFrame> {
+        self.inner.with(|n| loop {
+            if let Some((_, i, hdr, len)) = n.held {
+                return Some(RxFrame { id: i, buf: (n.rx_va + i * BUF + hdr) as *const u8, len });
+            }
+            let t = n.raw.poll_receive()?;
+            let i = n.rx_of_token[t as usize % QUEUE] as usize;
+            // SAFETY: the buffer the device filled for this token.
+            match unsafe { n.raw.receive_complete(t, buf(n.rx_va, i)) } {
+                Ok((hdr, len)) if len <= MTU && hdr + len <= BUF => n.held = Some((t, i, hdr, len)),
+                // A length the device should never report: dropped, the buffer posted again.
+                _ => {
+                    self.stats.with(|s| s.rx_dropped += 1);
+                    Self::repost(n, i);
+                }
+            }
+        })
+    }
+
+    fn rx_done(&self, id: usize) {
+        self.inner.with(|n| {
+            if n.held.is_some_and(|(_, i, _, _)| i == id) {
+                n.held = None;
+                self.stats.with(|s| s.rx_frames += 1);
+                Self::repost(n, id);
+            }
+        });
+    }
+
+    fn tx_ready(&self) -> bool {
+        self.inner.with(|n| {
+            Self::reclaim(n);
             n.tx_starved = !(n.tx_free_n > 0 && n.raw.can_send());
             !n.tx_starved
-        });
-        ok.then_some(Tx { nic })
+        })
     }
 
-    fn capabilities(&self) -> DeviceCapabilities {
-        let mut caps = DeviceCapabilities::default();
-        caps.medium = Medium::Ethernet;
-        caps.max_transmission_unit = MTU;
-        caps.max_burst_size = Some(QUEUE / 2);
-        caps
-    }
-}
-
-impl phy::RxToken for Rx<'_> {
-    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
-        let (va, frame) = self.nic.inner.with(|n| {
-            let b = buf(n.rx_va, self.index);
-            // SAFETY: the buffer the device filled for this token.
-            let r = unsafe { n.raw.receive_complete(self.token, b) };
-            (n.rx_va, r.ok())
-        });
-        let b = buf(va, self.index);
-        let r = match frame {
-            Some((hdr, len)) if len <= MTU && hdr + len <= BUF => {
-                self.nic.stats.with(|s| s.rx_frames += 1);
-                f(&b[hdr..hdr + len])
-            }
-            // A length the device should never report: pass smoltcp an empty frame (dropped).
-            _ => {
-                self.nic.stats.with(|s| s.rx_dropped += 1);
-                f(&[])
-            }
-        };
-        // No borrow of the NIC is held while smoltcp runs `f` (it may transmit through the Tx
-        // token meanwhile); now the buffer goes back to the device.
-        self.nic.inner.with(|n| {
-            // SAFETY: as at start-up: posted again, untouched until the device returns it.
-            if let Ok(t) = unsafe { n.raw.receive_begin(buf(n.rx_va, self.index)) } {
-                n.rx_of_token[t as usize % QUEUE] = self.index as u8;
-            }
-        });
-        r
-    }
-}
-
-impl phy::TxToken for Tx<'_> {
-    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
-        let got = self.nic.inner.with(|n| {
-            VirtioNic::reclaim(n);
+    fn tx_buffer(&self, len: usize) -> Option<(usize, *mut u8)> {
+        self.inner.with(|n| {
+            Self::reclaim(n);
             if n.tx_free_n == 0 || len > MTU {
                 return None;
             }
-            n.tx_free_n -= 1;
-            let i = n.tx_free[n.tx_free_n] as usize;
+            let i = n.tx_free[n.tx_free_n - 1] as usize;
             let hdr = n.raw.fill_buffer_header(buf(n.tx_va, i)).ok()?;
-            Some((i, hdr, n.tx_va))
-        });
-        let Some((i, hdr, va)) = got else {
-            // No buffer (smoltcp checked `transmit` first, so only a frame over the MTU gets
-            // here): build it in a scratch buffer and drop it.
-            let mut scratch = [0u8; BUF];
-            return f(&mut scratch[..len.min(BUF)]);
-        };
-        let b = buf(va, i);
-        let r = f(&mut b[hdr..hdr + len]);
-        self.nic.inner.with(|n| {
-            // SAFETY: buffer i is ours until the device reports this token used (reclaim).
-            match unsafe { n.raw.transmit_begin(&buf(n.tx_va, i)[..hdr + len]) } {
-                Ok(t) => n.tx_of_token[t as usize % QUEUE] = i as u8,
+            n.tx_free_n -= 1;
+            n.tx_hdr = hdr;
+            Some((i, (n.tx_va + i * BUF + hdr) as *mut u8))
+        })
+    }
+
+    fn tx_send(&self, id: usize, len: usize) {
+        self.inner.with(|n| {
+            // SAFETY: buffer `id` is ours until the device reports this token used (reclaim).
+            match unsafe { n.raw.transmit_begin(&buf(n.tx_va, id)[..n.tx_hdr + len]) } {
+                Ok(t) => n.tx_of_token[t as usize % QUEUE] = id as u8,
                 Err(_) => {
-                    n.tx_free[n.tx_free_n] = i as u8;
+                    n.tx_free[n.tx_free_n] = id as u8;
                     n.tx_free_n += 1;
                 }
             }
         });
-        self.nic.stats.with(|s| s.tx_frames += 1);
-        r
+        self.stats.with(|s| s.tx_frames += 1);
+    }
+
+    /// Reads the used rings in memory only: no register access, no kernel entry.
+    fn has_work(&self) -> bool {
+        self.inner.with(|n| {
+            n.held.is_some() || n.raw.poll_receive().is_some() || (n.tx_starved && n.raw.poll_transmit().is_some())
+        })
+    }
+
+    fn tx_starved(&self) -> bool {
+        self.inner.with(|n| n.tx_starved)
+    }
+
+    /// A flag in the queues' memory (no register access, no kernel entry); whoever turns them
+    /// on must look at the rings again after a SeqCst fence, for the frames that came before
+    /// the device saw the flag.
+    fn interrupts(&self, on: bool) {
+        self.inner.with(|n| if on { n.raw.enable_interrupts() } else { n.raw.disable_interrupts() });
+    }
+
+    fn ack_interrupt(&self) {
+        self.inner.with(|n| {
+            n.raw.ack_interrupt();
+        });
     }
 }
