@@ -218,13 +218,15 @@ BENCH_DURATION ?= 5
 # unless TARGET is given (the global TARGET default is the IPC benchmark's).
 BENCH_TCP_TARGET = $(if $(filter command line environment,$(origin TARGET)),$(TARGET),qemu)
 NET_BENCH_IMAGES = $(if $(filter rtl,$(BENCH_TCP_TARGET)),rtl-)
-# The variants measured (TARGET=rtl: one per run keeps each simulation inside the RTL runner's limit).
+# The variants measured (TARGET=rtl: one per run keeps each simulation inside the RTL runner's limit),
+# and TARGET=rtl's connection counts (one per run: NET_RTL_CONNECTIONS=4).
 NET_BENCH_VARIANTS ?= async sync
+NET_RTL_CONNECTIONS ?= 1,4,16
 bench-tcp: net-image loadgen $(if $(filter rtl,$(BENCH_TCP_TARGET)),net-image-rtl)
 	$(if $(filter rtl,$(BENCH_TCP_TARGET)),$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=,)
 	python3 scripts/bench_tcp.py $(foreach v,$(NET_BENCH_VARIANTS),--image $(v)=$(BUILD)/sw/image-net-$(NET_BENCH_IMAGES)$(v).bin) --loadgen $(LOADGEN) --guest-port $(NET_PORT) \
 	  --size $(NET_REQUEST) --duration $(BENCH_DURATION) --out $(BUILD)/bench --target $(BENCH_TCP_TARGET) \
-	  $(if $(filter rtl,$(BENCH_TCP_TARGET)),--sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) $(if $(RTL_LOCK),--lock $(RTL_LOCK),),)
+	  $(if $(filter rtl,$(BENCH_TCP_TARGET)),--sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) --rtl-connections $(NET_RTL_CONNECTIONS) $(if $(RTL_LOCK),--lock $(RTL_LOCK),),)
 
 # The same network system on the 4-core RTL with the NIC model (hw/sim: AXI DMA + AXI Ethernet,
 # libslirp on simulated time): the host's 127.0.0.1:NET_PORT goes to the TCP server; drive it with

@@ -21,9 +21,11 @@ requests each. The figure is the TCP server's own: simulated cycles (rdcycle) fr
 request of a load run received to its last response sent, divided by the requests
 (`cycles_per_request`); the load client's wall-clock columns are kept but mean little (the
 simulation runs ~2,500x slower than the board). Rows with target=rtl replace the previous RTL
-rows of the variants run (one `--image` per run keeps a run short: `make bench-tcp TARGET=rtl
-NET_BENCH_VARIANTS=async`) and leave the QEMU rows alone (and a QEMU run keeps the RTL rows);
-tcp_rtl_cycles.png plots them beside the published board figure and the goal.
+rows of the variants and connection counts run (one `--image` and one count per run keeps a run
+short: `make bench-tcp TARGET=rtl NET_BENCH_VARIANTS=async NET_RTL_CONNECTIONS=4`) and leave the
+QEMU rows alone (and a QEMU run keeps the RTL rows); each row also has the simulation's boot to
+"listening" (`boot_cycles`). tcp_rtl_cycles.png plots them beside the published board figure
+and the goal.
 """
 import argparse
 import csv
@@ -105,11 +107,13 @@ def write_rows(path, rows):
         w.writerows(rows)
 
 
-def merge_rows(path, rows, target, variants=None):
-    """`rows` (all of `target`) in place of the file's rows of that target (of those `variants`
-    only, if given: an RTL run may measure one variant); the others kept."""
+def merge_rows(path, rows, target, points=None):
+    """`rows` (all of `target`) in place of the file's rows of that target (of those
+    (variant, connections) `points` only, if given: an RTL run measures one or a few); the
+    others kept."""
     old = read_rows(path) if os.path.exists(path) else []
-    replaced = lambda r: r.get("target", "qemu") == target and (variants is None or r.get("variant") in variants)
+    replaced = lambda r: r.get("target", "qemu") == target and (
+        points is None or (r.get("variant"), int(r.get("connections", 0))) in points)
     return [r for r in old if not replaced(r)] + rows
 
 
@@ -127,11 +131,13 @@ def run_rtl(a, images):
         sim = rtl_net.RtlSim(a.sim, image, a.guest_port, log, a.max_cycles, a.lock, extra=shlex.split(a.sim_args))
         try:
             m = sim.wait_for(r"\[tcp-server\] .*listening on", a.boot_timeout)
-            print(f"  rtl {variant}: listening after ~{sim.cycles_at(m.end()) / 1e6:.1f} M cycles "
+            boot = sim.cycles_at(m.end())
+            print(f"  rtl {variant}: listening after ~{boot / 1e6:.1f} M cycles "
                   f"({time.time() - sim.running_since():.0f} s), host port {sim.host_port}", flush=True)
             at = m.end()
-            for c in [int(x) for x in a.rtl_connections.split(",")]:
-                if time.time() - sim.running_since() > a.rtl_wall:
+            for k, c in enumerate(int(x) for x in a.rtl_connections.split(",")):
+                # The first point always runs (a slow boot on a loaded host must not skip it).
+                if k > 0 and time.time() - sim.running_since() > a.rtl_wall:
                     print(f"  rtl {variant}: {a.rtl_wall} s of simulation used up; {c} connections and on not measured", flush=True)
                     break
                 n = rtl_requests(c, a.rtl_requests)
@@ -152,7 +158,7 @@ def run_rtl(a, images):
                           f"{res['errors']} errors; server {got})", flush=True)
                     continue
                 row.update({"load1": f"{os.getloadavg()[0]:.2f}", "tcg": "", "cycles_per_request": str(cpr),
-                            "server_requests": str(got), "cycles": str(cycles)})
+                            "server_requests": str(got), "cycles": str(cycles), "boot_cycles": str(boot)})
                 rows.append(row)
         except (Fail, subprocess.TimeoutExpired) as e:
             print(f"bench-tcp: rtl {variant}: {e}", flush=True)
@@ -313,7 +319,7 @@ def main():
     ap.add_argument("--rtl-connections", default=",".join(map(str, RTL_CONNECTIONS)))
     ap.add_argument("--rtl-requests", type=int, default=8, help="rtl: requests per connection of a point (at least 16 in all)")
     ap.add_argument("--rtl-timeout", type=int, default=300, help="rtl: wall seconds a single request may take")
-    ap.add_argument("--rtl-wall", type=int, default=720, help="rtl: no new point after this many wall seconds of a simulation")
+    ap.add_argument("--rtl-wall", type=int, default=720, help="rtl: no new point (after the first) once a simulation has run this many wall seconds")
     a = ap.parse_args()
     images = a.image or [f"async={os.path.join(ROOT, 'build', 'sw', 'image-net-async.bin')}",
                          f"sync={os.path.join(ROOT, 'build', 'sw', 'image-net-sync.bin')}"]
@@ -328,7 +334,8 @@ def main():
         rows = run_rtl(a, images)
         if not rows:
             sys.exit("bench-tcp: no RTL results")
-        write_rows(out_csv, merge_rows(out_csv, rows, "rtl", {spec.partition("=")[0] for spec in images}))
+        points = {(spec.partition("=")[0], int(c)) for spec in images for c in a.rtl_connections.split(",")}
+        write_rows(out_csv, merge_rows(out_csv, rows, "rtl", points))
         note = open(note_path).read().strip() if os.path.exists(note_path) else ""
     elif not a.plot_only:
         load = os.getloadavg()
