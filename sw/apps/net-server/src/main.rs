@@ -210,7 +210,8 @@ mod rt {
         unsafe { *NIC.0.get() = Some(dev) };
         let mac = nic().mac();
         let seed = clock::ticks();
-        stack::init(nic(), cfg.ip, cfg.prefix as u8, cfg.gateway, clock::now(), seed);
+        let ack_delay = (cfg.variant == variant::ASYNC).then_some(stack::ACK_DELAY);
+        stack::init(nic(), cfg.ip, cfg.prefix as u8, cfg.gateway, clock::now(), seed, ack_delay);
         println!(
             "[net-server] {} {:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x} irq vector {}{}, {}.{}.{}.{}/{} via {}.{}.{}.{}, {} sockets",
             core::str::from_utf8(&link).unwrap_or("?").trim_end_matches('\0'),

@@ -14,7 +14,7 @@ use core::task::Waker;
 use netproto::{MAX_BACKLOG, SOCKETS};
 use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet, SocketStorage};
 use smoltcp::socket::tcp;
-use smoltcp::time::Instant;
+use smoltcp::time::{Duration, Instant};
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, Ipv4Address};
 
 /// Ports served at once.
@@ -70,6 +70,8 @@ pub struct Stack {
     watched: usize,
     /// When the oldest half-open connection reaches its limit (microseconds), if any.
     half_open_at: Option<i64>,
+    /// Each socket's ACK delay (set when it starts listening).
+    ack_delay: Option<Duration>,
     pub stats: StackStats,
 }
 
@@ -85,8 +87,21 @@ pub fn with<R>(f: impl FnOnce(&mut Stack) -> R) -> R {
     STACK.with(|s| f(s.as_mut().expect("stack initialised before any task runs")))
 }
 
+/// How long an ACK may wait for data to ride on, when the poller has timers (async variant):
+/// a request's ACK then goes with its response, not in a frame of its own. Without timers
+/// (sync variant: smoltcp runs on events only) none may wait.
+pub const ACK_DELAY: Duration = Duration::from_millis(10);
+
 /// Build the interface and every socket. Called once, before the executor runs.
-pub fn init(nic: &'static dyn Driver, ip: [u8; 4], prefix: u8, gateway: [u8; 4], now: Instant, seed: u64) {
+pub fn init(
+    nic: &'static dyn Driver,
+    ip: [u8; 4],
+    prefix: u8,
+    gateway: [u8; 4],
+    now: Instant,
+    seed: u64,
+    ack_delay: Option<Duration>,
+) {
     let mut config = Config::new(HardwareAddress::Ethernet(EthernetAddress(nic.mac())));
     config.random_seed = seed;
     let mut iface = Interface::new(config, &mut Frames::new(nic), now);
@@ -118,6 +133,7 @@ pub fn init(nic: &'static dyn Driver, ip: [u8; 4], prefix: u8, gateway: [u8; 4],
         free: SOCKETS,
         watched: 0,
         half_open_at: None,
+        ack_delay,
         stats: StackStats::default(),
     };
     STACK.with(|s| *s = Some(stack));
@@ -251,14 +267,14 @@ impl Stack {
         for l in 0..LISTENERS {
             let Some(lis) = self.listeners[l].as_ref() else { continue };
             let (port, mut missing) = (lis.port, lis.backlog.saturating_sub(lis.listening));
+            let ack_delay = self.ack_delay;
             let mut i = 0;
             while missing > 0 && self.free > 0 && i < SOCKETS {
                 if self.uses[i] == Use::Free {
                     let s = self.tcp(i);
-                    // Request/response traffic: no Nagle, no delayed ACKs (the server has no
-                    // timer to send a delayed one by).
+                    // Request/response traffic: no Nagle; ACKs as `ack_delay` says.
                     s.set_nagle_enabled(false);
-                    s.set_ack_delay(None);
+                    s.set_ack_delay(ack_delay);
                     if s.listen(port).is_ok() {
                         self.set_use(i, Use::Listening(l as u8));
                         missing -= 1;
