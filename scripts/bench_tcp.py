@@ -128,7 +128,8 @@ def run_rtl(a, images):
     for spec in images:
         variant, _, image = spec.partition("=")
         log = os.path.join(a.out, f"tcp-rtl-{variant}.log")
-        sim = rtl_net.RtlSim(a.sim, image, a.guest_port, log, a.max_cycles, a.lock, extra=shlex.split(a.sim_args))
+        sim = rtl_net.RtlSim(a.sim, image, a.guest_port, log, a.max_cycles, a.lock, progress=250_000,
+                             extra=shlex.split(a.sim_args))
         try:
             m = sim.wait_for(r"\[tcp-server\] .*listening on", a.boot_timeout)
             boot = sim.cycles_at(m.end())
