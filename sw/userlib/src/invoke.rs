@@ -144,6 +144,73 @@ pub fn invoke0(cap: usize, label: usize, args: &[usize], caps: &[usize]) -> Resu
     invoke(cap, label, args, caps).map(|_| ())
 }
 
+/// The table the typed invocations are written in: each entry names the invocation once (its
+/// label, which arguments go in MRs and which are extra caps, in seL4's order, and what the
+/// reply gives back) and becomes the sync function and, for an entry with a second name, its
+/// async twin, a future of the same result ([`crate::asys::Op`]: through the thread's
+/// syscall buffer when it installed one, else the sync way). Only labels the kernel accepts
+/// in a syscall buffer (`abi::asys::is_async`) get a second name.
+///
+/// ```ignore
+/// invocations! {
+///     /// seL4_CNode_Delete.
+///     fn delete / delete_async(service, index, depth) -> () = CNODE_DELETE [index, depth] [];
+///     fn get_address(service) -> usize = RISCV_PAGE_GET_ADDRESS [] [] |r| r.mr(0);
+/// }
+/// ```
+macro_rules! invocations {
+    () => {};
+    // An entry with an async twin.
+    (
+        $(#[$meta:meta])*
+        fn $name:ident / $async_name:ident ($service:ident $(, $arg:ident)* $(,)?) -> $ret:ty
+            = $label:ident [$($mr:ident),*] [$($cap:ident),*] $($map:expr)?;
+        $($rest:tt)*
+    ) => {
+        $crate::invoke::invocations!(@sync $(#[$meta])* $name ($service $(, $arg)*) -> $ret
+            = $label [$($mr),*] [$($cap),*] $($map)?);
+        #[doc = concat!("The async form of [`", stringify!($name), "`]: a future of the same result.")]
+        #[allow(clippy::too_many_arguments)]
+        pub fn $async_name($service: usize $(, $arg: usize)*) -> $crate::asys::ops::Op<$ret> {
+            let map: fn($crate::invoke::Reply) -> $ret = $crate::invoke::reply_map!($($map)?);
+            $crate::asys::ops::Op::invocation($service, abi::label::$label, &[$($mr),*], &[$($cap),*], map)
+        }
+        $crate::invoke::invocations!($($rest)*);
+    };
+    // A sync-only entry.
+    (
+        $(#[$meta:meta])*
+        fn $name:ident ($service:ident $(, $arg:ident)* $(,)?) -> $ret:ty
+            = $label:ident [$($mr:ident),*] [$($cap:ident),*] $($map:expr)?;
+        $($rest:tt)*
+    ) => {
+        $crate::invoke::invocations!(@sync $(#[$meta])* $name ($service $(, $arg)*) -> $ret
+            = $label [$($mr),*] [$($cap),*] $($map)?);
+        $crate::invoke::invocations!($($rest)*);
+    };
+    (@sync $(#[$meta:meta])* $name:ident ($service:ident $(, $arg:ident)*) -> $ret:ty
+        = $label:ident [$($mr:ident),*] [$($cap:ident),*] $($map:expr)?) => {
+        $(#[$meta])*
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name($service: usize $(, $arg: usize)*) -> $crate::invoke::Result<$ret> {
+            let map: fn($crate::invoke::Reply) -> $ret = $crate::invoke::reply_map!($($map)?);
+            $crate::invoke::invoke($service, abi::label::$label, &[$($mr),*], &[$($cap),*]).map(map)
+        }
+    };
+}
+pub(crate) use invocations;
+
+/// An entry's reply mapping: the one it gives, or nothing (the reply's values are dropped).
+macro_rules! reply_map {
+    () => {
+        |_| ()
+    };
+    ($map:expr) => {
+        $map
+    };
+}
+pub(crate) use reply_map;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,5 @@
 //! TCB invocations.
-use crate::invoke::{invoke, invoke0, Result};
+use crate::invoke::{invocations, invoke, invoke0, Result};
 use abi::{label, regs};
 
 /// seL4_UserContext: registers in `abi::regs::ORDER` (pc, ra, sp, gp, s0..s11, a0..a7, t0..t6, tp).
@@ -138,12 +138,13 @@ pub fn resume(service: usize) -> Result<()> {
     invoke0(service, label::TCB_RESUME, &[], &[])
 }
 
-pub fn bind_notification(service: usize, notification: usize) -> Result<()> {
-    invoke0(service, label::TCB_BIND_NOTIFICATION, &[], &[notification])
-}
+invocations! {
+    /// seL4_TCB_BindNotification: signals to `notification` reach the thread in its receives.
+    fn bind_notification / bind_notification_async(service, notification) -> ()
+        = TCB_BIND_NOTIFICATION [] [notification];
 
-pub fn unbind_notification(service: usize) -> Result<()> {
-    invoke0(service, label::TCB_UNBIND_NOTIFICATION, &[], &[])
+    /// seL4_TCB_UnbindNotification.
+    fn unbind_notification / unbind_notification_async(service) -> () = TCB_UNBIND_NOTIFICATION [] [];
 }
 
 /// seL4_TCB_SetAffinity: `affinity` indexes `BootInfo::hart_ids`.

@@ -10,7 +10,7 @@ use crate::env::{sget, sset, wall_cycles, Env, Fail, TResult, CNODE, PAGE, ROOT_
 use abi::{asys as a, error as e, label as l, object as o, stat};
 use aring::{Consumer, Item, Producer, RingMem};
 use core::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use userlib::asys::{self, call_blocking, ops, Client, Completion, Request, SysBuf};
+use userlib::asys::{self, call_blocking, Client, Completion, Request, SysBuf};
 use userlib::chan::ThreadPark;
 use userlib::invoke::{invoke_sync, rights};
 use userlib::task::Executor;
@@ -595,7 +595,7 @@ pub fn many_in_flight(env: &mut Env) -> TResult {
                 let va = base + i * PAGE;
                 let h = rt.spawn(10, async move {
                     for k in 0..ROUNDS {
-                        if ops::page_map(fr, VSPACE, va, rights::READ_WRITE, 0).await.is_err() {
+                        if vspace::page_map_async(fr, VSPACE, va, rights::READ_WRITE, 0).await.is_err() {
                             FAILURES.fetch_add(1, SeqCst);
                             return;
                         }
@@ -606,7 +606,7 @@ pub fn many_in_flight(env: &mut Env) -> TResult {
                                 FAILURES.fetch_add(1, SeqCst);
                             }
                         }
-                        if ops::page_unmap(fr).await.is_err() {
+                        if vspace::page_unmap_async(fr).await.is_err() {
                             FAILURES.fetch_add(1, SeqCst);
                             return;
                         }

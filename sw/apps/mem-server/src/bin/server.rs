@@ -1,10 +1,11 @@
 //! The memory-allocator server: retypes its frames from the Untyped the root task gave it,
 //! then serves its client's channel. MAP and UNMAP are checked against its bookkeeping
 //! (`mem_server::pool`) and then done with Page_Map / Page_Unmap on its frame caps and the
-//! client's VSpace cap, through the invocation API's futures (`userlib::asys::ops`): in mode
-//! `sync` these are system calls; in mode `async` the thread has registered a syscall buffer
-//! and installed its client, and the same calls go through the buffer (see README.md). One task per request (`chan::Server::serve`), so in async mode
-//! many calls can be in the kernel's ring at once.
+//! client's VSpace cap, through the invocation API's futures (`vspace::page_map_async`,
+//! `page_unmap_async`): in mode `sync` these are system calls; in mode `async` the thread has
+//! registered a syscall buffer and installed its client, and the same calls go through the
+//! buffer (see README.md). One task per request (`chan::Server::serve`), so in async mode many
+//! calls can be in the kernel's ring at once.
 #![cfg_attr(target_arch = "riscv64", no_std, no_main)]
 
 #[cfg(not(target_arch = "riscv64"))]
@@ -25,11 +26,11 @@ mod rt {
         self, caps, control, req, slots, status, CAP, CHAN_VA, FRAMES, POOL_PAGES, POOL_VA, SYSBUF_CAP, SYSBUF_VA,
         SYSBUF_VECTOR,
     };
-    use userlib::asys::{self, ops};
+    use userlib::asys;
     use userlib::chan::{ChanMem, Msg, Server, ThreadPark};
     use userlib::invoke::{rights, vm_attr};
     use userlib::task::Executor;
-    use userlib::{ipc, println, syscall, untyped};
+    use userlib::{ipc, println, syscall, untyped, vspace};
 
     userlib::entry!(main);
 
@@ -158,9 +159,9 @@ mod rt {
         let frame = slots::FRAMES + op.frame;
         let r = if op.map {
             let va = POOL_VA + op.page * proto::PAGE;
-            ops::page_map(frame, slots::CLIENT_VSPACE, va, rights::READ_WRITE, vm_attr::EXECUTE_NEVER).await
+            vspace::page_map_async(frame, slots::CLIENT_VSPACE, va, rights::READ_WRITE, vm_attr::EXECUTE_NEVER).await
         } else {
-            ops::page_unmap(frame).await
+            vspace::page_unmap_async(frame).await
         };
         GATE.release();
         pool().finish(op, r.is_ok());
