@@ -108,12 +108,16 @@ async fn send(sock: usize, off: usize, len: usize) -> Msg {
 /// reply, or None when there is nothing to read yet (`waker` woken when there is).
 fn recv_once(sock: usize, off: usize, max: usize, waker: Option<&Waker>) -> Option<Msg> {
     let dst = DATA.load(core::sync::atomic::Ordering::Relaxed) + rx_offset(sock) + off;
-    let r = stack::with(|s| {
+    let (r, kick_poller) = stack::with(|s| {
         if !owned(s, sock) {
-            return Some(err(error::BAD_SOCKET));
+            return (Some(err(error::BAD_SOCKET)), true);
         }
         let t = s.tcp(sock);
         if t.can_recv() {
+            // The read widens the window, which smoltcp then announces, only if it doubles
+            // what smoltcp last announced: never when the buffer was at most half full, so
+            // such a read needs no smoltcp run of its own (the next frame's takes it along).
+            let widens = t.recv_queue() > t.recv_capacity() / 2;
             let got = t.recv(|b| {
                 let n = b.len().min(max);
                 // SAFETY: [dst, dst + n) lies in the socket's receive buffer of the data
@@ -122,22 +126,25 @@ fn recv_once(sock: usize, off: usize, max: usize, waker: Option<&Waker>) -> Opti
                 unsafe { core::ptr::copy_nonoverlapping(b.as_ptr(), dst as *mut u8, n) };
                 (n, n)
             });
-            return Some(match got {
-                Ok(n) => reply(OK, &[n as u64]),
-                Err(_) => err(error::RESET),
-            });
+            return match got {
+                Ok(n) => (Some(reply(OK, &[n as u64])), widens),
+                Err(_) => (Some(err(error::RESET)), true),
+            };
         }
         if !t.may_recv() {
             // Closed: reset; otherwise the peer sent FIN: end of stream.
-            return Some(if t.state() == tcp::State::Closed { err(error::RESET) } else { reply(OK, &[0]) });
+            let m = if t.state() == tcp::State::Closed { err(error::RESET) } else { reply(OK, &[0]) };
+            return (Some(m), true);
         }
         if let Some(w) = waker {
             t.register_recv_waker(w);
         }
-        None
+        (None, false)
     });
-    // The window opened: let smoltcp tell the peer.
-    finished(r)
+    if kick_poller {
+        kick();
+    }
+    r
 }
 
 /// A SEND of `len` bytes from the socket's send buffer in the data area at `off`: its reply,
@@ -173,8 +180,7 @@ fn send_once(sock: usize, off: usize, len: usize, waker: Option<&Waker>) -> Opti
     finished(r)
 }
 
-/// A socket call that finished lets the poller run smoltcp again, which has something to tell
-/// the peer (a wider window, data to send).
+/// A SEND that finished lets the poller run smoltcp again: it has data to send.
 fn finished(r: Option<Msg>) -> Option<Msg> {
     if r.is_some() {
         kick();
