@@ -131,7 +131,13 @@ pub mod stat {
     pub const SATP_WRITES: usize = 27;
     /// Times an idle hart slept in `wfi`.
     pub const IDLE_SLEEPS: usize = 28;
-    pub const COUNT: usize = 29;
+    /// Threads woken by IPC or a signal and handed straight to their idle hart, which entered
+    /// user mode with them without the kernel lock.
+    pub const HANDOFFS: usize = 29;
+    /// Call and ReplyRecv fastpaths to a partner of another hart (woken there, not switched
+    /// to: `FASTPATH_CALL` and `FASTPATH_REPLY_RECV` count the direct switches on one hart).
+    pub const FASTPATH_CROSS: usize = 30;
+    pub const COUNT: usize = 31;
     /// With DebugStat: read, then reset (LOCK_HOLD_MAX only).
     pub const RESET: usize = 1 << 63;
 }

@@ -1,7 +1,9 @@
 //! The IPC fastpath for Call and ReplyRecv (seL4's conditions): a short message in registers
-//! only, no caps, the partner already waiting, on this hart, and not outranked by anything
-//! ready here. Then the kernel hands the message over and switches threads directly, with no
-//! queue or scheduler work. Everything else takes the slow path in `syscall`.
+//! only, no caps, the partner already waiting. On this hart and not outranked by anything
+//! ready here, the kernel hands the message over and switches threads directly, with no queue
+//! or scheduler work. A partner whose affinity is another hart gets the message the same way
+//! and is woken there (`sched::wake`: handed straight to that hart when it idles), and this
+//! hart schedules. Everything else takes the slow path in `syscall`.
 use crate::ipc::{A0, A1};
 use crate::object::endpoint::{unlink, Endpoint, EpState};
 use crate::object::notification::{Notification, NtfnState};
@@ -14,25 +16,45 @@ use caps::{Cap, Slot, Slots};
 const A2: usize = 12;
 const A7: usize = 17;
 
-pub fn try_fastpath(me: &mut Tcb) -> bool {
+/// What the fastpath did.
+#[derive(PartialEq, Eq)]
+pub enum Fast {
+    /// Not taken: the slow path handles the system call.
+    No,
+    /// The partner is current on this hart (nothing here outranks it): leave straight into it.
+    Switched,
+    /// The partner was woken on its own hart and the caller blocked: schedule this hart.
+    Woken,
+}
+
+/// Whether the partner can be woken on another hart from the fastpath: it is blocked (neither
+/// current anywhere nor queued) and belongs to another hart.
+fn elsewhere(t: &Tcb) -> bool {
+    t.affinity != crate::percpu::this().hart && t.current_on.is_none() && !t.queued
+}
+
+pub fn try_fastpath(me: &mut Tcb) -> Fast {
     let number = me.ctx.regs[A7] as isize;
     if number != nr::CALL && number != nr::REPLY_RECV {
-        return false;
+        return Fast::No;
     }
     let info = MessageInfo::from_word(me.ctx.regs[A1]);
     if info.extra_caps != 0 || info.length > MSG_REGISTERS || me.fault != Fault::None {
-        return false;
+        return Fast::No;
     }
-    let Some((Cap::Endpoint { obj, badge, rights }, _)) = tcb::lookup_cap_of(me, me.ctx.regs[A0]) else { return false };
+    let Some((Cap::Endpoint { obj, badge, rights }, _)) = tcb::lookup_cap_of(me, me.ctx.regs[A0]) else {
+        return Fast::No;
+    };
     let ep = at::<Endpoint>(obj);
     if number == nr::CALL {
         if !rights.write || !(rights.grant || rights.grant_reply) || ep.state != EpState::Recv {
-            return false;
+            return Fast::No;
         }
         // SAFETY: a Recv-state endpoint has a live head.
         let dest = unsafe { &mut *ep.head };
-        if !sched::may_switch_directly(dest) {
-            return false;
+        let here = sched::may_switch_directly(dest);
+        if !here && !elsewhere(dest) {
+            return Fast::No;
         }
         unlink(&mut ep.head, &mut ep.tail, dest);
         if ep.head.is_null() {
@@ -43,22 +65,23 @@ pub fn try_fastpath(me: &mut Tcb) -> bool {
         me.state = State::BlockedOnReply;
         let can_grant = dest.recv_can_grant;
         set_reply(dest.slot(tcb::CALLER), me, can_grant);
-        dest.state = State::Running;
-        sched::switch_direct(me, dest);
-        stats::count(stat::FASTPATH_CALL);
-        true
+        run_partner(me, dest, here, stat::FASTPATH_CALL)
     } else {
         if !rights.read || ep.state == EpState::Send {
-            return false;
+            return Fast::No;
         }
         if me.bound_ntfn != 0 && at::<Notification>(me.bound_ntfn).state == NtfnState::Active {
-            return false;
+            return Fast::No;
         }
         let caller_slot = me.slot(tcb::CALLER);
-        let Cap::Reply { tcb: caller, can_grant: _ } = me.slots[tcb::CALLER].cap else { return false };
+        let Cap::Reply { tcb: caller, can_grant: _ } = me.slots[tcb::CALLER].cap else { return Fast::No };
         let caller = at::<Tcb>(caller);
-        if caller.state != State::BlockedOnReply || caller.fault != Fault::None || !sched::may_switch_directly(caller) {
-            return false;
+        if caller.state != State::BlockedOnReply || caller.fault != Fault::None {
+            return Fast::No;
+        }
+        let here = sched::may_switch_directly(caller);
+        if !here && !elsewhere(caller) {
+            return Fast::No;
         }
         // Receive half: block on the endpoint.
         me.state = State::BlockedOnReceive;
@@ -70,10 +93,22 @@ pub fn try_fastpath(me: &mut Tcb) -> bool {
         caller.reply_holder = 0;
         crate::object::KSlots.set(caller_slot, Slot::default());
         copy_message(me, caller, info, 0);
-        caller.state = State::Running;
-        sched::switch_direct(me, caller);
-        stats::count(stat::FASTPATH_REPLY_RECV);
-        true
+        run_partner(me, caller, here, stat::FASTPATH_REPLY_RECV)
+    }
+}
+
+/// The message is in `to` and `me` is blocked: switch to `to` here, or wake it on its hart.
+#[inline(always)]
+fn run_partner(me: &mut Tcb, to: &mut Tcb, here: bool, counter: usize) -> Fast {
+    if here {
+        to.state = State::Running;
+        sched::switch_direct(me, to);
+        stats::count(counter);
+        Fast::Switched
+    } else {
+        sched::wake(to);
+        stats::count(stat::FASTPATH_CROSS);
+        Fast::Woken
     }
 }
 

@@ -5,34 +5,43 @@ use platform::image::MAX_HARTS;
 
 /// One cache line per hart at least: an idle hart spins on its own `mailbox` while the others
 /// write their own `in_user` on every kernel entry and exit, and a shared line would bounce.
-#[repr(align(64))]
+/// `repr(C)`: what other harts write (mailbox, handoff and with it `in_user`/`active_asid`)
+/// is on the first line, the one an idle hart watches, so a waker moves one line.
+#[repr(C, align(64))]
 pub struct PerCpu {
     pub hart: usize,
+    /// Requests posted by other harts (bits of `arch::ipi::Msg`).
+    pub mailbox: AtomicUsize,
+    /// The idle loop is watching `mailbox` instead of sleeping: posting is enough, no IPI.
+    pub polling: AtomicBool,
+    /// This hart is executing user code (set under the kernel lock just before leaving it,
+    /// cleared first thing on a trap from user mode), or is on its way there with a thread
+    /// handed to it (`sched::hand_off`).
+    pub in_user: AtomicBool,
+    /// `sched::HANDOFF_NONE`, `HANDOFF_OPEN` (idle and watching: a waker may hand it a thread),
+    /// or the `Tcb` handed over; with the satp to run it with and the user-interrupt work left
+    /// for this hart (`uintr::Handoff`).
+    pub handoff: AtomicUsize,
+    pub handoff_satp: AtomicUsize,
+    pub handoff_uintr: AtomicUsize,
+    /// satp and ASID of the address space the hart uses, and the TLB generation of that
+    /// address space it has flushed up to (see `sched::tlb_gen`), with the ASID it was for
+    /// (generations of different address spaces are not comparable).
+    pub active_asid: AtomicUsize,
+    pub active_satp: AtomicUsize,
+    pub tlb_seen: AtomicU64,
+    pub tlb_asid: AtomicUsize,
     pub online: AtomicBool,
     /// Timer interrupts taken.
     pub ticks: AtomicU64,
     /// IPIs taken.
     pub ipis: AtomicU64,
-    /// Requests posted by other harts (bits of `arch::ipi::Msg`).
-    pub mailbox: AtomicUsize,
-    /// The idle loop is watching `mailbox` instead of sleeping: posting is enough, no IPI.
-    pub polling: AtomicBool,
     /// Resume address for an expected fault (see `mm::probe`); 0 when none is expected.
     pub fault_fixup: AtomicUsize,
     /// How many times this hart has come online (HSM restarts count).
     pub starts: AtomicU64,
     /// Times the idle loop came out of `wfi`: about one per interrupt when idling properly.
     pub idle_wakeups: AtomicU64,
-    /// This hart is executing user code (set under the kernel lock just before leaving it,
-    /// cleared first thing on a trap from user mode).
-    pub in_user: AtomicBool,
-    /// satp and ASID of the address space the hart uses, and the TLB generation of that
-    /// address space it has flushed up to (see `sched::tlb_gen`), with the ASID it was for
-    /// (generations of different address spaces are not comparable).
-    pub active_satp: AtomicUsize,
-    pub active_asid: AtomicUsize,
-    pub tlb_seen: AtomicU64,
-    pub tlb_asid: AtomicUsize,
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
@@ -47,6 +56,9 @@ const INIT: PerCpu = PerCpu {
     starts: AtomicU64::new(0),
     idle_wakeups: AtomicU64::new(0),
     in_user: AtomicBool::new(false),
+    handoff: AtomicUsize::new(0),
+    handoff_satp: AtomicUsize::new(0),
+    handoff_uintr: AtomicUsize::new(0),
     active_satp: AtomicUsize::new(0),
     active_asid: AtomicUsize::new(usize::MAX),
     tlb_seen: AtomicU64::new(0),

@@ -19,11 +19,15 @@ pub const BUDGET: u32 = 64;
 /// Bytes a Retype zeroes per unit.
 pub const ZERO_CHUNK: u64 = 4096;
 
-static LEFT: KCell<[u32; MAX_HARTS]> = KCell::new([BUDGET; MAX_HARTS]);
+/// A line per hart: every kernel entry writes its own, which must not evict what other harts
+/// read (it shared a line with the I-cache epoch every exit reads).
+#[repr(align(64))]
+struct Left(u32);
+static LEFT: KCell<[Left; MAX_HARTS]> = KCell::new([const { Left(BUDGET) }; MAX_HARTS]);
 
 fn left() -> &'static mut u32 {
     // SAFETY: each hart touches only its own entry, under the kernel lock.
-    unsafe { &mut LEFT.get()[crate::percpu::this().hart] }
+    unsafe { &mut LEFT.get()[crate::percpu::this().hart].0 }
 }
 
 /// A new kernel entry from user mode: a full budget.

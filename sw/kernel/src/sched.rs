@@ -191,6 +191,68 @@ pub fn make_runnable(t: &mut Tcb) {
     }
 }
 
+/// Values of `PerCpu::handoff` other than a thread: nothing, or the hart is idle and watching
+/// and takes a thread handed to it.
+pub const HANDOFF_NONE: usize = 0;
+pub const HANDOFF_OPEN: usize = 1;
+
+/// `t` was woken by IPC or a signal: make it runnable; when its hart idles and watches its
+/// mailbox, hand it over directly (`hand_off`).
+pub fn wake(t: &mut Tcb) {
+    t.state = State::Running;
+    let h = t.affinity;
+    if h != this_hart() && t.current_on.is_none() && !t.queued && hand_off(t, h) {
+        return;
+    }
+    make_runnable(t);
+}
+
+/// Make `t` the current thread of idle hart `h` on its behalf (lock held), and let `h` enter
+/// user mode with it without taking the lock (`take_handoff`): it skips the lock hand-over,
+/// `choose` and the idle pass's bookkeeping, and starts while this hart finishes its system
+/// call. Only when `h` said it takes one (`HANDOFF_OPEN`: set under the lock before its idle
+/// loop let the lock go, so it is between that release and its next look at the slot, touching
+/// nothing), nothing queued there outranks `t`, no async-syscall handler is `h`'s to look after,
+/// and `t`'s user-interrupt state needs nothing under the lock there (`uintr::handoff_check`).
+/// `h` counts as in user mode from here (`in_user`): whoever stalls `t`, changes its state or
+/// shoots down its address space kicks `h` and waits until it has entered user mode and
+/// trapped back, or given up on the way (mail arrived: it clears `in_user` and takes the lock).
+fn hand_off(t: &mut Tcb, h: usize) -> bool {
+    let cpu = percpu::of(h);
+    if cpu.handoff.load(Ordering::Relaxed) != HANDOFF_OPEN {
+        return false;
+    }
+    let s = hs(h);
+    if !s.current.is_null() || highest(s).is_some_and(|p| p > t.prio as usize) || crate::asyscall::wake::any_mine(h) {
+        return false;
+    }
+    let Some(load) = crate::uintr::handoff_check(t, h) else { return false };
+    let (satp, asid) = crate::object::vspace::satp_of(t);
+    cpu.handoff_satp.store(satp, Ordering::Relaxed);
+    cpu.handoff_uintr.store(load as usize, Ordering::Relaxed);
+    cpu.active_asid.store(asid, Ordering::Relaxed);
+    // Before the slot changes: once `h` sees the thread it may clear this itself.
+    cpu.in_user.store(true, Ordering::Relaxed);
+    let tp: *mut Tcb = t;
+    if cpu.handoff.compare_exchange(HANDOFF_OPEN, tp as usize, Ordering::SeqCst, Ordering::Relaxed).is_err() {
+        // `h` stopped watching and waits for the lock: it has not looked at these.
+        cpu.in_user.store(false, Ordering::Relaxed);
+        cpu.active_asid.store(usize::MAX, Ordering::Relaxed);
+        return false;
+    }
+    crate::uintr::handoff_commit(t, h);
+    s.current = tp;
+    t.current_on = Some(h);
+    stats::count(stat::SWITCHES);
+    stats::count(stat::HANDOFFS);
+    // SeqCst with `watch_mailbox`: either `h` still watches (and sees the slot) or we see it
+    // stopped, and it may be asleep in `wfi`.
+    if !cpu.polling.load(Ordering::SeqCst) {
+        arch::ipi::wake_up(h);
+    }
+    true
+}
+
 /// Make sure `t` is not executing on another hart (its registers are saved in its TCB and that
 /// hart will schedule again before it returns to user mode). The other hart leaves user mode on
 /// an IPI; it cannot get back without the lock, which we hold.
@@ -393,6 +455,18 @@ pub fn run_current() -> ! {
 fn run(t: &mut Tcb) -> ! {
     let cpu = percpu::this();
     let (satp, asid) = crate::object::vspace::satp_of(t);
+    switch_space(cpu, satp, asid);
+    crate::mm::icache::sync_before_user(cpu.hart);
+    crate::uintr::switch_to(t);
+    cpu.in_user.store(true, Ordering::Release);
+    lock::release();
+    arch::trap::enter_user(&mut t.ctx)
+}
+
+/// Make `satp` this hart's address space, flushing its user TLB when the space changed or its
+/// generation moved; and say which ASID it runs (`shootdown`).
+#[inline(always)]
+fn switch_space(cpu: &percpu::PerCpu, satp: usize, asid: usize) {
     let gen = tlb_gen(asid);
     if cpu.active_satp.load(Ordering::Relaxed) != satp
         || cpu.tlb_seen.load(Ordering::Relaxed) != gen
@@ -410,10 +484,35 @@ fn run(t: &mut Tcb) -> ! {
         cpu.tlb_asid.store(asid, Ordering::Relaxed);
     }
     cpu.active_asid.store(asid, Ordering::Relaxed);
+}
+
+/// The idle loop after its watch (no lock): the thread a waker handed this hart, if any.
+fn take_handoff(cpu: &percpu::PerCpu) -> Option<&'static mut Tcb> {
+    let v = cpu.handoff.swap(HANDOFF_NONE, Ordering::Acquire);
+    // SAFETY: a handed-over thread is live until this hart leaves user mode with it (deleting
+    // it stalls it first, which waits for that).
+    (v > HANDOFF_OPEN).then(|| unsafe { &mut *(v as *mut Tcb) })
+}
+
+/// Enter user mode with the thread handed to this hart, without the lock: what `run` does,
+/// with the satp and the U-CSR decision the waker made under the lock. Mail that came with it
+/// or since makes it give up and return: out of "user mode" first (a hart that kicked us
+/// waits for that, holding the lock), then the idle loop's locked pass takes the mail and
+/// finds the thread current here, unless it was taken away meanwhile.
+fn run_handed(cpu: &percpu::PerCpu, t: &mut Tcb) {
+    let satp = cpu.handoff_satp.load(Ordering::Relaxed);
+    let asid = cpu.active_asid.load(Ordering::Relaxed);
+    switch_space(cpu, satp, asid);
     crate::mm::icache::sync_before_user(cpu.hart);
-    crate::uintr::switch_to(t);
-    cpu.in_user.store(true, Ordering::Release);
-    lock::release();
+    // Even when giving up: the waker recorded `t` as loaded here.
+    crate::uintr::handoff_finish(t, cpu.hart, cpu.handoff_uintr.load(Ordering::Relaxed) != 0);
+    // The IPI of a waker that found us asleep carries no mail; any later one is posted before
+    // it is sent, so the check below sees its mail.
+    arch::ipi::clear_pending();
+    if cpu.mailbox.load(Ordering::SeqCst) != 0 {
+        cpu.in_user.store(false, Ordering::Release);
+        return;
+    }
     arch::trap::enter_user(&mut t.ctx)
 }
 
@@ -453,12 +552,18 @@ fn idle(mut held: bool) -> ! {
             continue;
         }
         crate::uintr::on_idle();
+        // From here until it looks at the slot again this hart touches nothing a waker's
+        // `hand_off` decides for it.
+        cpu.handoff.store(HANDOFF_OPEN, Ordering::Relaxed);
         lock::release();
         if !arch::ipi::watch_mailbox(cpu, IDLE_WATCH_CYCLES) {
             stats::count(stat::IDLE_SLEEPS);
             arch::cpu::wait_for_interrupt();
         }
         cpu.idle_wakeups.fetch_add(1, Ordering::Relaxed);
+        if let Some(t) = take_handoff(cpu) {
+            run_handed(cpu, t);
+        }
     }
 }
 

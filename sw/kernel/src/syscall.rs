@@ -35,12 +35,13 @@ pub extern "C" fn user_trap(ctx: &mut UserContext) -> ! {
         if scause == EXC_ECALL_U {
             me.restart_pc = me.ctx.sepc;
             me.ctx.sepc += 4;
-            if crate::fastpath::try_fastpath(me) {
+            match crate::fastpath::try_fastpath(me) {
                 // The partner is current and nothing here outranks it (the fastpath checked):
                 // straight out, no scheduler decision to make.
-                sched::run_current()
+                crate::fastpath::Fast::Switched => sched::run_current(),
+                crate::fastpath::Fast::Woken => {}
+                crate::fastpath::Fast::No => handle_syscall(me),
             }
-            handle_syscall(me);
         } else {
             fault::exception(me, scause, stval);
         }
@@ -197,6 +198,6 @@ pub fn do_reply(me: &mut Tcb, caller: u64, can_grant: bool, slot: u64) {
         fault::reply(t, me);
     } else {
         ipc::transfer(me, t, 0, can_grant, 0);
-        sched::make_runnable(t);
+        sched::wake(t);
     }
 }

@@ -268,21 +268,24 @@ mod rt {
         if b(0) != 0 {
             let e = b(tb::B_SAME_ENTRIES);
             println!(
-                "[ktest] bench: Call+ReplyRecv round trip {} cycles same hart ({} fastpath calls, {} fastpath replies in 1000; {}.{:02} kernel entries per round trip)",
+                "[ktest] bench: Call+ReplyRecv round trip {} cycles same hart ({} fastpath calls, {} fastpath replies in {}; {}.{:02} kernel entries per round trip)",
                 b(0),
                 b(2),
                 b(3),
+                tb::ROUNDS,
                 e / 100,
                 e % 100
             );
         }
         if b(1) != 0 {
-            let e = b(tb::B_CROSS_ENTRIES);
+            let (e, h) = (b(tb::B_CROSS_ENTRIES), b(tb::B_CROSS_HANDOFFS));
             println!(
-                "[ktest] bench: Call+ReplyRecv round trip {} cycles across harts ({}.{:02} kernel entries per round trip)",
+                "[ktest] bench: Call+ReplyRecv round trip {} cycles across harts ({}.{:02} kernel entries, {}.{:02} handoffs to an idle hart per round trip)",
                 b(1),
                 e / 100,
-                e % 100
+                e % 100,
+                h / 100,
+                h % 100
             );
         }
         if b(tb::B_OTHER_SPACE) != 0 {
@@ -297,7 +300,7 @@ mod rt {
         use crate::t_uintr as tu;
         if b(tu::B_ROUNDS) != 0 {
             println!(
-                "[ktest] uintr bench ({} mode, {} rounds, across harts): signal->handler one way {} cycles (half a send/handler-answers round trip), send/poll ping-pong round trip {} cycles ({} kernel entries per round trip); seL4 notification (kernel-forwarded): Signal->Wait one way {} cycles (half a round trip), Signal/Wait ping-pong round trip {} cycles ({}.{:02} kernel entries per round trip, wall clock)",
+                "[ktest] uintr bench ({} mode, {} rounds, across harts): signal->handler one way {} cycles (half a send/handler-answers round trip), send/poll ping-pong round trip {} cycles ({} kernel entries per round trip); seL4 notification (kernel-forwarded): Signal->Wait one way {} cycles (half a round trip), Signal/Wait ping-pong round trip {} cycles ({}.{:02} kernel entries, {}.{:02} handoffs to an idle hart per round trip, wall clock)",
                 match b(tu::B_MODE) {
                     abi::uintr::MODE_HARDWARE => "hardware",
                     _ => "emulated",
@@ -309,7 +312,9 @@ mod rt {
                 b(tu::B_NTFN_ONE_WAY),
                 b(tu::B_NTFN_ROUND_TRIP),
                 b(tu::B_NTFN_ENTRIES) / 100,
-                b(tu::B_NTFN_ENTRIES) % 100
+                b(tu::B_NTFN_ENTRIES) % 100,
+                b(tu::B_NTFN_HANDOFFS) / 100,
+                b(tu::B_NTFN_HANDOFFS) % 100
             );
         }
         use crate::t_preempt as tp;

@@ -6,7 +6,7 @@ use userlib::invoke::rights;
 use userlib::{marker, syscall};
 
 /// Round trips per measurement; `KTEST_ROUNDS=N make sw` (at build time) for shorter RTL runs.
-const ROUNDS: usize = match option_env!("KTEST_ROUNDS") {
+pub const ROUNDS: usize = match option_env!("KTEST_ROUNDS") {
     Some(n) => decimal(n),
     None => 1000,
 };
@@ -27,6 +27,9 @@ pub const B_OTHER_SPACE_ENTRIES: usize = 17;
 pub const B_CROSS_ENTRIES: usize = 19;
 /// Kernel entries (all harts) per same-hart round trip, x100.
 pub const B_SAME_ENTRIES: usize = 20;
+/// Threads handed straight to their idle hart (`stat::HANDOFFS`) per cross-hart round trip,
+/// x100.
+pub const B_CROSS_HANDOFFS: usize = 21;
 
 /// Region ids of the round trips for the RTL profiler (hw/sim/README.md): each measured Call is
 /// bracketed, so the harness prints cycles per round trip and `+profile-region=ID` profiles them.
@@ -95,12 +98,15 @@ pub fn round_trip(env: &mut Env) -> TResult {
     let ep = env.alloc_cap(o::ENDPOINT)?;
     env.spawn_on(ping_server, ep, 255, other)?;
     ping::<REGION_WARMUP>(ep, 10)?;
+    let h0 = syscall::debug_stat(stat::HANDOFFS);
     let e0 = syscall::debug_stat(stat::KERNEL_ENTRIES);
     let cycles = ping::<REGION_CROSS_HART>(ep, ROUNDS)?;
     let e1 = syscall::debug_stat(stat::KERNEL_ENTRIES);
+    let h1 = syscall::debug_stat(stat::HANDOFFS);
     BENCH[1].store(cycles, Ordering::SeqCst);
     // The DebugStat call that reads e1 is an entry too.
     BENCH[B_CROSS_ENTRIES].store((e1 - e0).saturating_sub(1) * 100 / ROUNDS, Ordering::SeqCst);
+    BENCH[B_CROSS_HANDOFFS].store((h1 - h0) * 100 / ROUNDS, Ordering::SeqCst);
     Ok(())
 }
 

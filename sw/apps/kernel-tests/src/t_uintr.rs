@@ -54,6 +54,9 @@ pub const B_MODE: usize = 9;
 pub const B_ROUNDS: usize = 10;
 /// Kernel entries (all harts) per Signal/Wait ping-pong round trip, x100.
 pub const B_NTFN_ENTRIES: usize = 18;
+/// Threads handed straight to their idle hart per kernel-forwarded notification round trip,
+/// x100.
+pub const B_NTFN_HANDOFFS: usize = 22;
 /// Profiler region of each measured Signal/Wait round trip (hw/sim/README.md).
 pub const REGION_NTFN: u16 = 14;
 
@@ -1278,10 +1281,11 @@ fn bench_inner(env: &mut Env, c: &mut Cleanup) -> TResult {
     let ping_back = KPING[0].load(SeqCst);
     env.spawn_on(ntfn_pong, 0, 255, other)?;
     // Wall clock, not rdcycle: this hart sleeps in wfi (its counter stops) while it waits.
-    let (mut t0, mut e0) = (0, 0);
+    let (mut t0, mut e0, mut h0) = (0, 0, 0);
     let signal = KPING[1].load(SeqCst);
     for i in 0..BENCH_WARMUP + BENCH_ROUNDS {
         if i == BENCH_WARMUP {
+            h0 = syscall::debug_stat(stat::HANDOFFS);
             e0 = syscall::debug_stat(stat::KERNEL_ENTRIES);
             t0 = wall_cycles();
         }
@@ -1293,6 +1297,8 @@ fn bench_inner(env: &mut Env, c: &mut Cleanup) -> TResult {
     let ntfn_rt = (wall_cycles() - t0) / BENCH_ROUNDS;
     // The DebugStat call that reads e1 is an entry too.
     let e1 = syscall::debug_stat(stat::KERNEL_ENTRIES).saturating_sub(1);
+    let h1 = syscall::debug_stat(stat::HANDOFFS);
+    BENCH[B_NTFN_HANDOFFS].store((h1 - h0) * 100 / BENCH_ROUNDS, SeqCst);
     BENCH[B_NTFN_ROUND_TRIP].store(ntfn_rt, SeqCst);
     BENCH[B_NTFN_ONE_WAY].store(ntfn_rt / 2, SeqCst);
     BENCH[B_NTFN_ENTRIES].store((e1 - e0) * 100 / BENCH_ROUNDS, SeqCst);

@@ -32,21 +32,38 @@ pub fn send(hart: usize, msg: Msg) {
     assert!(r.is_ok(), "SBI send_ipi to hart {hart} failed: {}", r.error);
 }
 
+/// An IPI with no mail: wake hart `hart` from `wfi` (a thread was handed to it,
+/// `sched::hand_off`).
+pub fn wake_up(hart: usize) {
+    let r = sbi_defs::call::send_ipi(HartMask { mask: 1, base: hart });
+    assert!(r.is_ok(), "SBI send_ipi to hart {hart} failed: {}", r.error);
+}
+
+/// Drop a pending IPI whose mail (if any) the caller is about to read from the mailbox.
+#[inline(always)]
+pub fn clear_pending() {
+    if csrr!("sip") & SIE_SSIE != 0 {
+        csrc!("sip", SIE_SSIE);
+    }
+}
+
 /// The idle loop, before it sleeps: watch the mailbox for up to `cycles` (leaving early if an
 /// interrupt is pending). A request posted meanwhile costs its sender no SBI call and this
 /// hart no M-mode interrupt and no wake-up from `wfi`, which is most of a cross-hart IPC when
-/// the partner answers quickly. True if there is mail.
+/// the partner answers quickly. A thread handed over (`sched::hand_off`, on the same line)
+/// ends the watch too. True if there is mail or a thread.
 pub fn watch_mailbox(cpu: &PerCpu, cycles: u64) -> bool {
     cpu.polling.store(true, Ordering::SeqCst);
     let t0 = super::cpu::cycles();
     while cpu.mailbox.load(Ordering::Relaxed) == 0
+        && cpu.handoff.load(Ordering::Relaxed) == crate::sched::HANDOFF_OPEN
         && csrr!("sip") & csrr!("sie") == 0
         && super::cpu::cycles().wrapping_sub(t0) < cycles
     {
         core::hint::spin_loop();
     }
     cpu.polling.store(false, Ordering::SeqCst);
-    cpu.mailbox.load(Ordering::SeqCst) != 0
+    cpu.mailbox.load(Ordering::SeqCst) != 0 || cpu.handoff.load(Ordering::SeqCst) > crate::sched::HANDOFF_OPEN
 }
 
 pub fn enable() {

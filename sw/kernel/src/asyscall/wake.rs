@@ -159,7 +159,7 @@ fn is_mine(t: &Tcb, h: usize, idle: bool) -> bool {
 /// first, under the lock, so a hart with none pays a walk of the (usually empty) list and
 /// nothing else (building the lists below moves kilobytes; under the lock that held up the
 /// other side of every cross-hart IPC).
-fn any_mine(h: usize) -> bool {
+pub(crate) fn any_mine(h: usize) -> bool {
     if super::handlers() == 0 {
         return false;
     }

@@ -98,7 +98,7 @@ pub fn send(me: &mut Tcb, ep_pa: u64, a: SendArgs) {
             r.blocked_on = 0;
             ipc::transfer(me, r, a.badge, a.can_grant, ep_pa);
             let reply_grant = r.recv_can_grant;
-            sched::make_runnable(r);
+            sched::wake(r);
             if a.is_call {
                 if a.can_grant || a.can_grant_reply {
                     setup_caller(me, r, reply_grant);
@@ -144,7 +144,7 @@ pub fn receive(me: &mut Tcb, ep_pa: u64, blocking: bool, can_grant: bool) {
                     s.state = State::Inactive;
                 }
             } else {
-                sched::make_runnable(s);
+                sched::wake(s);
             }
         }
         _ if blocking => {

@@ -47,7 +47,7 @@ pub fn create(pa: u64) {
 
 fn deliver(t: &mut Tcb, badge: u64) {
     t.ctx.regs[ipc::A0] = badge as usize;
-    sched::make_runnable(t);
+    sched::wake(t);
 }
 
 /// seL4 sendSignal. A U-notification takes the badge as a vector number: one past the last

@@ -148,6 +148,53 @@ pub fn switch_to(t: &mut Tcb) {
     }
 }
 
+/// Whether `t` may be handed to idle hart `h` (`sched::hand_off`), which then enters user mode
+/// with it without the lock: only a thread with nothing routed to a hart (`plain`), coming
+/// after a plain one (an idle hart keeps only such a thread loaded, `on_idle`), so all that
+/// hart still has to do is write its own CSRs. Some(true): it has to (`handoff_finish`);
+/// Some(false): they already hold `t`'s state, or there are none (emulation: a plain thread
+/// has nothing to inject either). Lock held, nothing changed.
+pub fn handoff_check(t: &Tcb, h: usize) -> Option<bool> {
+    if !plain(&t.uintr) {
+        return None;
+    }
+    let owner = *owner_of(h);
+    if core::ptr::eq(owner, t) && t.uintr.loaded_on as usize == h + 1 {
+        return Some(false);
+    }
+    // SAFETY: an owner is live (`forget`).
+    match unsafe { owner.as_ref() }.filter(|p| p.uintr.loaded_on as usize == h + 1) {
+        Some(p) if !plain(&p.uintr) => None,
+        _ => Some(super::hardware()),
+    }
+}
+
+/// `t` was handed to hart `h` (lock held): the bookkeeping `switch_to` would do there, that
+/// hart's CSRs aside. The parked slots of an idle hart are Active already (`on_idle`), as a
+/// plain thread wants them.
+pub fn handoff_commit(t: &mut Tcb, h: usize) {
+    let owner = owner_of(h);
+    if core::ptr::eq(*owner, t) && t.uintr.loaded_on as usize == h + 1 {
+        return;
+    }
+    // SAFETY: as above; a plain previous owner has nothing to release.
+    if let Some(p) = unsafe { owner.as_mut() }.filter(|p| p.uintr.loaded_on as usize == h + 1) {
+        p.uintr.loaded_on = 0;
+    }
+    t.uintr.loaded_on = h as u8 + 1;
+    *owner = t;
+}
+
+/// On hart `h`, without the lock, on its way to user mode with the thread handed to it: load
+/// its CSRs if `handoff_check` said so. Only `t`'s U-CSR copy is read (whoever changes it
+/// first waits for this hart to leave user mode, `reload`) and only this hart's CSRs and
+/// their cache entry are written.
+pub fn handoff_finish(t: &Tcb, h: usize, load: bool) {
+    if load {
+        load_csrs(t, h);
+    }
+}
+
 /// This hart has nothing to run.
 pub fn on_idle() {
     let h = this_hart();
