@@ -131,6 +131,10 @@ pub fn check(scope: Option<Cap>) -> Report {
             for i in 0..tcb::SLOTS {
                 visit_slot(&mut c, tb, t.slot(i));
             }
+            // A satp kept in the TCB as current must be what its caps say now.
+            if let Some((kept, now)) = crate::object::vspace::stale_satp(t) {
+                c.violation(format_args!("tcb {:#x}: kept satp/asid {:x?}, its caps say {:x?}", t.pa(), kept, now));
+            }
         }),
         Some(cn) => record(tb, cn),
     }

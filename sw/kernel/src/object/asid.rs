@@ -49,10 +49,12 @@ pub fn for_each_vspace(mut f: impl FnMut(u16, u64)) {
 
 pub fn boot_pool(pool_pa: u64) {
     pools()[0] = pool_pa;
+    super::vspace::spaces_changed();
 }
 
 pub fn assign(pool_pa: u64, index: usize, root: u64) {
     at::<Pool>(pool_pa)[index] = root;
+    super::vspace::spaces_changed();
 }
 
 pub fn release(asid: u16, root: u64) {
@@ -61,6 +63,7 @@ pub fn release(asid: u16, root: u64) {
         let e = &mut at::<Pool>(pool)[asid as usize % ASID_POOL_ENTRIES];
         if *e == root {
             *e = 0;
+            super::vspace::spaces_changed();
         }
     }
 }
@@ -70,6 +73,7 @@ pub fn destroy_pool(base: u64, asid_base: u16) {
     if pools()[hi] == base {
         // VSpaces in it lose their ASID: their threads fall back to an empty address space.
         pools()[hi] = 0;
+        super::vspace::spaces_changed();
         crate::sched::shootdown(None);
     }
 }
@@ -106,6 +110,7 @@ pub fn invoke_control(me: &mut Tcb, m: &Msg) -> InvResult {
     let asid_base = (hi * ASID_POOL_ENTRIES) as u16;
     caps::cdt::insert_new_object(&mut KSlots, ut_slot, dest, Cap::AsidPool { base, asid_base })?;
     pools()[hi] = base;
+    super::vspace::spaces_changed();
     crate::stats::object_bytes_made(4096);
     Ok(0)
 }
@@ -128,6 +133,7 @@ pub fn invoke_pool(me: &mut Tcb, pool: Cap, m: &Msg) -> InvResult {
     let i = (first..ASID_POOL_ENTRIES).find(|&i| entries[i] == 0).ok_or(Error::DeleteFirst)?;
     super::vspace::copy_kernel_half(root);
     entries[i] = root;
+    super::vspace::spaces_changed();
     KSlots.set_cap(pt_slot, Cap::PageTable { base: root, mapped: Some((asid_base + i as u16, PT_ROOT)) });
     Ok(0)
 }

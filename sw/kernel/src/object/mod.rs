@@ -34,7 +34,13 @@ impl Slots for KSlots {
         *at::<Slot>(s)
     }
     fn set(&mut self, s: SlotRef, slot: Slot) {
-        *at::<Slot>(s) = slot;
+        let old = at::<Slot>(s);
+        if (matches!(old.cap, Cap::PageTable { .. }) || matches!(slot.cap, Cap::PageTable { .. }))
+            && old.cap != slot.cap
+        {
+            vspace::spaces_changed();
+        }
+        *old = slot;
     }
     fn cnode_slot(&self, base: u64, index: u64) -> SlotRef {
         base + index * caps::cdt::SLOT_BYTES

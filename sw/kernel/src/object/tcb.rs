@@ -104,6 +104,9 @@ pub struct Tcb {
     pub deadline: crate::deadline::Armed,
     /// Its async-syscall handler (crate::asyscall).
     pub asys: crate::asyscall::Handler,
+    /// satp and ASID it last ran with, and the `vspace::spaces_gen` they were computed at
+    /// (`vspace::satp_of`).
+    pub satp_cache: core::cell::Cell<(u64, usize, usize)>,
 }
 
 const _: () = assert!(core::mem::size_of::<Tcb>() <= 1 << abi::object::TCB_BITS);
@@ -157,6 +160,7 @@ pub fn create(pa: u64, hart: usize) {
         dbg_next: core::ptr::null_mut(),
         dbg_prev: core::ptr::null_mut(),
         is_root: false,
+        satp_cache: core::cell::Cell::new((0, 0, 0)),
         uintr_grants: 0,
         uintr: Default::default(),
         entries: 0,

@@ -38,9 +38,45 @@ pub fn copy_kernel_half(root: u64) {
     t[ENTRIES / 2..].copy_from_slice(&k[ENTRIES / 2..]);
 }
 
+/// Moves whenever something `satp_of` reads may have changed: a slot that held or gets a
+/// PageTable cap (`KSlots::set`: a thread's VTABLE slot only ever holds one), or an ASID
+/// table entry. A line of its own: every exit to user mode reads it. Under the kernel lock.
+#[repr(align(64))]
+struct SpacesGen(core::sync::atomic::AtomicU64);
+static SPACES_GEN: SpacesGen = SpacesGen(core::sync::atomic::AtomicU64::new(1));
+
+/// See `SPACES_GEN` (lock held).
+pub fn spaces_changed() {
+    use core::sync::atomic::Ordering::Relaxed;
+    SPACES_GEN.0.store(SPACES_GEN.0.load(Relaxed) + 1, Relaxed);
+}
+
 /// satp and ASID a thread runs with: its VSpace if it has a valid one, else the kernel's own
-/// table (user half empty: the thread faults at once, and the fault is reported).
+/// table (user half empty: the thread faults at once, and the fault is reported). Kept in the
+/// TCB while nothing it depends on moved (`SPACES_GEN`): an IPC switch then costs a compare.
+#[inline(always)]
 pub fn satp_of(t: &Tcb) -> (usize, usize) {
+    let gen = SPACES_GEN.0.load(core::sync::atomic::Ordering::Relaxed);
+    let (g, satp, asid) = t.satp_cache.get();
+    if g == gen {
+        return (satp, asid);
+    }
+    let (satp, asid) = compute_satp(t);
+    t.satp_cache.set((gen, satp, asid));
+    (satp, asid)
+}
+
+/// The consistency checker: `t`'s kept satp and ASID, and what they should be, if it keeps a
+/// current pair that differs.
+pub fn stale_satp(t: &Tcb) -> Option<((usize, usize), (usize, usize))> {
+    let (g, satp, asid) = t.satp_cache.get();
+    let now = compute_satp(t);
+    (g == SPACES_GEN.0.load(core::sync::atomic::Ordering::Relaxed) && (satp, asid) != now)
+        .then_some(((satp, asid), now))
+}
+
+#[inline(never)]
+fn compute_satp(t: &Tcb) -> (usize, usize) {
     if let Cap::PageTable { base, mapped: Some((asid, PT_ROOT)) } = t.slots[tcb::VTABLE].cap {
         if asid::vspace_of(asid) == Some(base) {
             return (sv39::SATP_MODE_SV39 | (base as usize >> 12), asid as usize);
