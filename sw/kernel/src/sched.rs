@@ -552,6 +552,10 @@ fn idle(mut held: bool) -> ! {
             continue;
         }
         crate::uintr::on_idle();
+        // Watching from here (the watch loop sees any mail posted from now on): a partner
+        // that takes the lock the moment we let it go must not find us "not watching" and
+        // send an SBI IPI, which costs it a firmware call and us an interrupt in user mode.
+        cpu.polling.store(true, Ordering::SeqCst);
         // From here until it looks at the slot again this hart touches nothing a waker's
         // `hand_off` decides for it.
         cpu.handoff.store(HANDOFF_OPEN, Ordering::Relaxed);

@@ -18,7 +18,10 @@ pub fn interrupts_on() {
 
 pub fn interrupts_off() -> bool {
     let was = csrr!("sstatus") & SSTATUS_SIE != 0;
-    csrc!("sstatus", SSTATUS_SIE);
+    // A write to sstatus drains Rocket's pipeline; after a trap SIE is clear already.
+    if was {
+        csrc!("sstatus", SSTATUS_SIE);
+    }
     was
 }
 
