@@ -245,8 +245,8 @@ fn hand_off(t: &mut Tcb, h: usize) -> bool {
     t.current_on = Some(h);
     stats::count(stat::SWITCHES);
     stats::count(stat::HANDOFFS);
-    // SeqCst with `watch_mailbox`: either `h` still watches (and sees the slot) or we see it
-    // stopped, and it may be asleep in `wfi`.
+    // SeqCst with the idle loop: either `h` still watches (and sees the slot before it sleeps
+    // or enters user mode) or we see it stopped watching, and it may be asleep in `wfi`.
     if !cpu.polling.load(Ordering::SeqCst) {
         arch::ipi::wake_up(h);
     }
@@ -506,8 +506,10 @@ fn run_handed(cpu: &percpu::PerCpu, t: &mut Tcb) {
     crate::mm::icache::sync_before_user(cpu.hart);
     // Even when giving up: the waker recorded `t` as loaded here.
     crate::uintr::handoff_finish(t, cpu.hart, cpu.handoff_uintr.load(Ordering::Relaxed) != 0);
-    // The IPI of a waker that found us asleep carries no mail; any later one is posted before
-    // it is sent, so the check below sees its mail.
+    // Not watching any more (mail from now on comes with an IPI). The IPI of a waker that found
+    // us asleep carries no mail; any later one is posted before it is sent, so the check below
+    // sees its mail.
+    cpu.polling.store(false, Ordering::SeqCst);
     arch::ipi::clear_pending();
     if cpu.mailbox.load(Ordering::SeqCst) != 0 {
         cpu.in_user.store(false, Ordering::Release);
@@ -534,9 +536,12 @@ fn idle(mut held: bool) -> ! {
     cpu.active_asid.store(usize::MAX, Ordering::Relaxed);
     loop {
         if !held {
+            // Not watching any more: mail from now on comes with an IPI (Dekker with `send`;
+            // before the lock, whose sleeping waiters need the IPI to wake).
+            cpu.polling.store(false, Ordering::SeqCst);
             lock::acquire();
             crate::interrupt::poll(cpu);
-            if cpu.mailbox.load(Ordering::Relaxed) != 0 {
+            if cpu.mailbox.load(Ordering::SeqCst) != 0 {
                 arch::ipi::take_mail(cpu);
             }
             let next = choose();
@@ -552,17 +557,23 @@ fn idle(mut held: bool) -> ! {
             continue;
         }
         crate::uintr::on_idle();
-        // Watching from here (the watch loop sees any mail posted from now on): a partner
-        // that takes the lock the moment we let it go must not find us "not watching" and
-        // send an SBI IPI, which costs it a firmware call and us an interrupt in user mode.
+        // Watching from here until we clear it (the watch loop, or the checks after it, see any
+        // mail posted meanwhile): a partner that takes the lock the moment we let it go, or
+        // posts just as the watch ends, must not find us "not watching" and send an SBI IPI,
+        // which costs it a firmware call and us an interrupt (in user mode, often).
         cpu.polling.store(true, Ordering::SeqCst);
         // From here until it looks at the slot again this hart touches nothing a waker's
         // `hand_off` decides for it.
         cpu.handoff.store(HANDOFF_OPEN, Ordering::Relaxed);
         lock::release();
         if !arch::ipi::watch_mailbox(cpu, IDLE_WATCH_CYCLES) {
-            stats::count(stat::IDLE_SLEEPS);
-            arch::cpu::wait_for_interrupt();
+            // To sleep: say so, then look once more (a sender or waker that still saw us
+            // watching posted before this store, one that did not sends an IPI).
+            cpu.polling.store(false, Ordering::SeqCst);
+            if cpu.mailbox.load(Ordering::SeqCst) == 0 && cpu.handoff.load(Ordering::SeqCst) == HANDOFF_OPEN {
+                stats::count(stat::IDLE_SLEEPS);
+                arch::cpu::wait_for_interrupt();
+            }
         }
         cpu.idle_wakeups.fetch_add(1, Ordering::Relaxed);
         if let Some(t) = take_handoff(cpu) {

@@ -51,7 +51,9 @@ pub fn clear_pending() {
 /// interrupt is pending). A request posted meanwhile costs its sender no SBI call and this
 /// hart no M-mode interrupt and no wake-up from `wfi`, which is most of a cross-hart IPC when
 /// the partner answers quickly. A thread handed over (`sched::hand_off`, on the same line)
-/// ends the watch too. True if there is mail or a thread.
+/// ends the watch too. True if there is mail or a thread. `polling` stays set: the caller
+/// clears it where it stops looking at the mailbox (before it sleeps, takes the lock or enters
+/// user mode), so a sender racing with the end of the watch does not send a needless IPI.
 pub fn watch_mailbox(cpu: &PerCpu, cycles: u64) -> bool {
     cpu.polling.store(true, Ordering::SeqCst);
     let t0 = super::cpu::cycles();
@@ -62,8 +64,7 @@ pub fn watch_mailbox(cpu: &PerCpu, cycles: u64) -> bool {
     {
         core::hint::spin_loop();
     }
-    cpu.polling.store(false, Ordering::SeqCst);
-    cpu.mailbox.load(Ordering::SeqCst) != 0 || cpu.handoff.load(Ordering::SeqCst) > crate::sched::HANDOFF_OPEN
+    cpu.mailbox.load(Ordering::Relaxed) != 0 || cpu.handoff.load(Ordering::Relaxed) > crate::sched::HANDOFF_OPEN
 }
 
 pub fn enable() {
