@@ -24,6 +24,8 @@ pub struct PerCpu {
     pub handoff: AtomicUsize,
     pub handoff_satp: AtomicUsize,
     pub handoff_uintr: AtomicUsize,
+    /// ... and whether the waker changed this hart's tick state (`timer::decide_tickless`).
+    pub handoff_retick: AtomicUsize,
     /// satp and ASID of the address space the hart uses, and the TLB generation of that
     /// address space it has flushed up to (see `sched::tlb_gen`), with the ASID it was for
     /// (generations of different address spaces are not comparable).
@@ -59,6 +61,7 @@ const INIT: PerCpu = PerCpu {
     handoff: AtomicUsize::new(0),
     handoff_satp: AtomicUsize::new(0),
     handoff_uintr: AtomicUsize::new(0),
+    handoff_retick: AtomicUsize::new(0),
     active_satp: AtomicUsize::new(0),
     active_asid: AtomicUsize::new(usize::MAX),
     tlb_seen: AtomicU64::new(0),

@@ -131,6 +131,13 @@ fn enqueue_on(t: &mut Tcb, at_head: bool) {
     t.queued = true;
 }
 
+/// Whether hart `h` must be prodded to notice a thread of priority `prio` queued there: it
+/// would run that thread now, or it runs without its tick and would not look at its queue
+/// before its thread enters the kernel.
+fn needs_kick(h: usize, prio: u8) -> bool {
+    current_prio(h).is_none_or(|p| p < prio) || arch::timer::is_tickless(h)
+}
+
 /// Take the thread off its ready queue, if it is on one.
 pub fn dequeue(t: &mut Tcb) {
     if !t.queued {
@@ -185,7 +192,7 @@ pub fn make_runnable(t: &mut Tcb) {
     }
     enqueue_on(t, false);
     let h = t.affinity;
-    if h != this_hart() && current_prio(h).is_none_or(|p| p < t.prio) {
+    if h != this_hart() && needs_kick(h, t.prio) {
         stats::count(stat::RESCHED_IPIS);
         arch::ipi::send(h, Msg::Kick);
     }
@@ -230,6 +237,10 @@ fn hand_off(t: &mut Tcb, h: usize) -> bool {
     let (satp, asid) = crate::object::vspace::satp_of(t);
     cpu.handoff_satp.store(satp, Ordering::Relaxed);
     cpu.handoff_uintr.store(load as usize, Ordering::Relaxed);
+    // Its tick state, decided here under the lock as `run` would (a handed thread is plain:
+    // the parked slots there stay watched); `h` sets its timer if that changed it.
+    let retick = arch::timer::decide_tickless(h, highest(s).is_none());
+    cpu.handoff_retick.store(retick as usize, Ordering::Relaxed);
     cpu.active_asid.store(asid, Ordering::Relaxed);
     // Before the slot changes: once `h` sees the thread it may clear this itself.
     cpu.in_user.store(true, Ordering::Relaxed);
@@ -267,7 +278,7 @@ pub fn stall(t: &mut Tcb) {
     t.current_on = None;
     if t.state == State::Running {
         enqueue_on(t, true);
-        if h != t.affinity || current_prio(t.affinity).is_none_or(|p| p < t.prio) {
+        if h != t.affinity || needs_kick(t.affinity, t.prio) {
             arch::ipi::send(t.affinity, Msg::Kick);
         }
     }
@@ -458,6 +469,9 @@ fn run(t: &mut Tcb) -> ! {
     switch_space(cpu, satp, asid);
     crate::mm::icache::sync_before_user(cpu.hart);
     crate::uintr::switch_to(t);
+    // No tick while this thread is all the hart has to run (asleep waiters that only a kernel
+    // entry would notice keep it on).
+    arch::timer::set_tickless(highest(hs(cpu.hart)).is_none() && !crate::uintr::parked_unwatched());
     cpu.in_user.store(true, Ordering::Release);
     lock::release();
     arch::trap::enter_user(&mut t.ctx)
@@ -506,6 +520,10 @@ fn run_handed(cpu: &percpu::PerCpu, t: &mut Tcb) {
     crate::mm::icache::sync_before_user(cpu.hart);
     // Even when giving up: the waker recorded `t` as loaded here.
     crate::uintr::handoff_finish(t, cpu.hart, cpu.handoff_uintr.load(Ordering::Relaxed) != 0);
+    // The waker decided this hart's tick state under the lock; the timer is this hart's to set.
+    if cpu.handoff_retick.load(Ordering::Relaxed) != 0 {
+        arch::timer::apply_tick();
+    }
     // Not watching any more (mail from now on comes with an IPI). The IPI of a waker that found
     // us asleep carries no mail; any later one is posted before it is sent, so the check below
     // sees its mail.
@@ -556,6 +574,9 @@ fn idle(mut held: bool) -> ! {
             lock::release();
             continue;
         }
+        // The tick state stays as the last thread left it: an idle hart needs no tick (its
+        // deadlines program the timer, a thread queued here comes with an IPI), and flipping
+        // it on every idle pass cost an SBI timer call per cross-hart round trip.
         crate::uintr::on_idle();
         // Watching from here until we clear it (the watch loop, or the checks after it, see any
         // mail posted meanwhile): a partner that takes the lock the moment we let it go, or

@@ -19,6 +19,12 @@ const NONE: AtomicU64 = AtomicU64::new(u64::MAX);
 static NEXT_TICK: [AtomicU64; MAX_HARTS] = [NONE; MAX_HARTS];
 static EARLIEST: [AtomicU64; MAX_HARTS] = [NONE; MAX_HARTS];
 static PROGRAMMED: [AtomicU64; MAX_HARTS] = [NONE; MAX_HARTS];
+/// Per hart: its periodic tick is off (it runs a thread that nothing else on it competes with;
+/// kernel deadlines still program the timer). Read by other harts to know a thread they make
+/// ready there needs an IPI (nobody would see it otherwise).
+#[allow(clippy::declare_interior_mutable_const)]
+const TICKING: AtomicBool = AtomicBool::new(false);
+static TICKLESS: [AtomicBool; MAX_HARTS] = [TICKING; MAX_HARTS];
 
 /// Decide once, on the boot hart: Sstc only if the device tree advertises it on every hart
 /// and the firmware really enabled it (menvcfg.STCE), which a probe read tells.
@@ -54,6 +60,39 @@ pub fn start() {
     csrs!("sie", SIE_STIE);
 }
 
+/// On the way to user mode (lock held): `alone` = the thread about to run is the only one this
+/// hart could run and no waiter here depends on a kernel entry to be woken, so the tick would
+/// only interrupt it; otherwise the tick runs. The idle loop leaves the state alone. Changes the
+/// timer only when the state changes (without Sstc that is an SBI call).
+pub fn set_tickless(alone: bool) {
+    if decide_tickless(hart(), alone) {
+        apply_tick();
+    }
+}
+
+/// `set_tickless` for hart `h` from any hart, lock held: records the state and returns whether
+/// it changed, in which case `h` must `apply_tick` before it enters user mode.
+pub fn decide_tickless(h: usize, alone: bool) -> bool {
+    if TICKLESS[h].load(Ordering::Relaxed) == alone {
+        return false;
+    }
+    TICKLESS[h].store(alone, Ordering::Relaxed);
+    let next = if alone { u64::MAX } else { super::cpu::time() + TICK_INTERVAL.load(Ordering::Relaxed) };
+    NEXT_TICK[h].store(next, Ordering::Relaxed);
+    true
+}
+
+/// Set this hart's timer for its tick state and deadlines.
+pub fn apply_tick() {
+    let h = hart();
+    program(h, NEXT_TICK[h].load(Ordering::Relaxed).min(EARLIEST[h].load(Ordering::Relaxed)));
+}
+
+/// Whether hart `h` runs without its tick (see `set_tickless`).
+pub fn is_tickless(h: usize) -> bool {
+    TICKLESS[h].load(Ordering::Relaxed)
+}
+
 pub fn stop() {
     csrc!("sie", SIE_STIE);
 }
@@ -70,10 +109,13 @@ pub fn on_interrupt(cpu: &PerCpu) -> bool {
         NEXT_TICK[h].store(now + TICK_INTERVAL.load(Ordering::Relaxed), Ordering::Relaxed);
     }
     let next_tick = NEXT_TICK[h].load(Ordering::Relaxed);
-    // A deadline still in the past was not expired here (an interrupt taken without the
-    // kernel lock, during the boot checks): the tick after it serves it.
+    // A deadline already due was not expired here: it came due after `deadline::expire` read
+    // the time, or the interrupt was taken without the kernel lock (boot checks). Come back
+    // shortly rather than at once (no storm while it cannot be expired), and never leave it to
+    // a tick that may be off.
     let earliest = EARLIEST[h].load(Ordering::Relaxed);
-    program(h, if earliest > now { next_tick.min(earliest) } else { next_tick });
+    let retry = now + TICK_INTERVAL.load(Ordering::Relaxed) / 20;
+    program(h, next_tick.min(if earliest > now { earliest } else { retry }));
     tick
 }
 

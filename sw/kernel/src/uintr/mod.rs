@@ -28,7 +28,7 @@ pub mod ueip;
 mod uintc;
 
 pub(crate) use park::wake;
-pub use park::{deliver, kernel_signal, on_kernel_entry, poll_parked, unpark, wait};
+pub use park::{deliver, kernel_signal, on_kernel_entry, parked_unwatched, poll_parked, unpark, wait};
 pub use register::{
     cap_deleted, cap_moved, free_receiver, invoke_control, invoke_sender_table, register_receiver, register_sender,
     sender_table_destroyed, tcb_destroyed,

@@ -141,6 +141,13 @@ pub fn poll_parked() {
     });
 }
 
+/// Whether waiters parked on this hart are noticed only by polling on a kernel entry (their
+/// slots are inactive while a receiver runs here): then the tick must keep bounding that.
+pub fn parked_unwatched() -> bool {
+    let p = parked(this_hart());
+    hardware() && !p.active && p.slots.iter().any(|&w| w != 0)
+}
+
 /// A kernel entry from user mode on the hardware path.
 pub fn on_kernel_entry() {
     if hardware() && !parked(this_hart()).active {
