@@ -35,6 +35,11 @@ pub fn init(m: &devtree::Machine) -> bool {
     sstc
 }
 
+/// The scheduler tick's period in timebase ticks (2 ms).
+pub fn tick_interval() -> u64 {
+    TICK_INTERVAL.load(Ordering::Relaxed)
+}
+
 pub fn uses_sstc() -> bool {
     USE_SSTC.load(Ordering::Relaxed)
 }

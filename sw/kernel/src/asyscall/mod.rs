@@ -45,6 +45,11 @@ pub struct Handler {
     pub vector: u8,
     /// The hart serving the handler (awake), or None (asleep: the thread must wake it).
     pub run: Option<usize>,
+    /// How long an idle hart polls the empty request ring before it sleeps the handler, in
+    /// timebase ticks (0: not yet set), and when it last went to sleep (`wake::sleep`): the
+    /// window adapts to the thread's pace (`wake::adapt`).
+    pub poll: u64,
+    pub slept_at: Option<u64>,
     /// Registered handlers, linked through their TCBs.
     next: *mut Tcb,
     prev: *mut Tcb,
@@ -60,6 +65,8 @@ impl Default for Handler {
             rep_base: 0,
             vector: 0,
             run: None,
+            poll: 0,
+            slept_at: None,
             next: null_mut(),
             prev: null_mut(),
         }

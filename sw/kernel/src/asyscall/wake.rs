@@ -5,9 +5,9 @@
 //! emptying the ring (restarting the call after each preemption budget, so the lock is let go
 //! in between): nothing waits for a timer tick.
 //!
-//! An idle hart serving a handler keeps polling its request ring for `POLL_CYCLES` after it ran
-//! dry, with the handler's flag still saying awake, so a busy client never traps; then it
-//! sleeps the handler: flag set, ring re-checked (aring's announce/fence/re-check), and only if
+//! An idle hart serving a handler keeps polling its request ring for a while after it ran dry
+//! (the handler's window, `adapt`), with the handler's flag still saying awake, so a busy client
+//! never traps; then it sleeps the handler: flag set, ring re-checked (aring's announce/fence/re-check), and only if
 //! still empty is the handler marked asleep. The client publishes, fences, then reads the flag
 //! (aring's `take`), so one of the two sees the other: no lost wake-up. A hart that leaves idle
 //! to run a thread hands its handlers on (or sleeps them), and a busy hart woken for a handler
@@ -22,8 +22,38 @@ use abi::{asys::BATCH, error, stat};
 use core::sync::atomic::{AtomicU64, Ordering};
 use platform::image::MAX_HARTS;
 
-/// How long an idle hart polls its handlers' empty rings before it sleeps them.
-const POLL_CYCLES: u64 = 40_000;
+/// The poll window's bounds, in scheduler ticks' fifths (0.4 ms) and ticks (4 ms): it starts
+/// at the lower one.
+fn poll_min() -> u64 {
+    arch::timer::tick_interval() / 5
+}
+fn poll_max() -> u64 {
+    arch::timer::tick_interval() * 2
+}
+
+/// A wake of `t`'s sleeping handler: its window doubles when the thread came back within twice
+/// the window (its pauses are just longer than the window: each one cost it a trap and an IPI),
+/// and halves after a quiet spell of 16 windows, between `poll_min` and `poll_max`.
+fn adapt(t: &mut Tcb) {
+    let Some(at) = t.asys.slept_at.take() else { return };
+    let w = window(t);
+    let gap = arch::cpu::time().wrapping_sub(at);
+    t.asys.poll = if gap < 2 * w {
+        (2 * w).min(poll_max())
+    } else if gap > 16 * w {
+        (w / 2).max(poll_min())
+    } else {
+        w
+    };
+}
+
+fn window(t: &Tcb) -> u64 {
+    if t.asys.poll == 0 {
+        poll_min()
+    } else {
+        t.asys.poll
+    }
+}
 /// Handlers one hart looks after at once (more wait for a later turn or another hart).
 const MAX_SERVED: usize = 64;
 
@@ -88,6 +118,7 @@ fn sleep(t: &mut Tcb, blocked: bool) -> bool {
     match exec::ready(t) {
         Ok(false) => {
             t.asys.run = None;
+            t.asys.slept_at = Some(arch::cpu::time());
             true
         }
         Ok(true) => {
@@ -116,6 +147,7 @@ fn wake(me: &mut Tcb) -> (usize, usize) {
         return (error::ILLEGAL_OPERATION, 0);
     }
     stats::count(stat::ASYS_WAKES);
+    adapt(me);
     let here = this_hart();
     if let Some(h) = me.asys.run {
         // Awake already (the flag was cleared by a race with its sleep): poke its hart.
@@ -249,8 +281,11 @@ pub fn on_idle(cpu: &PerCpu) -> bool {
     // Poll the empty rings without the lock: only their published tails are read (through the
     // kernel window, so a ring whose frame goes meanwhile is harmless), the answer is a hint.
     let mut watch: heapless::Vec<(*const AtomicU64, u64), MAX_SERVED> = heapless::Vec::new();
+    let mut until = 0;
     for &p in &idle {
         // SAFETY: registered and live (lock held).
+        until = until.max(window(unsafe { &*p }));
+        // SAFETY: as above.
         if let Some(c) = unsafe { (*p).asys.req.as_ref() } {
             let w = c.tail_word();
             // SAFETY: inside a frame of the thread's buffer, in the kernel window.
@@ -258,7 +293,7 @@ pub fn on_idle(cpu: &PerCpu) -> bool {
         }
     }
     lock::release();
-    let seen = poll(cpu, &watch);
+    let seen = poll(cpu, &watch, arch::cpu::time() + until);
     lock::acquire();
     if !seen {
         for &p in idle.iter() {
@@ -274,14 +309,16 @@ pub fn on_idle(cpu: &PerCpu) -> bool {
     true
 }
 
-/// Spin until a watched tail moves, mail or an interrupt arrives, or `POLL_CYCLES` pass; true
-/// if a tail moved or there is something else to do.
-fn poll(cpu: &PerCpu, watch: &[(*const AtomicU64, u64)]) -> bool {
+/// Spin until a watched tail moves, mail or an interrupt arrives, or the time reaches `until`;
+/// true if a tail moved or there is something else to do.
+fn poll(cpu: &PerCpu, watch: &[(*const AtomicU64, u64)], until: u64) -> bool {
     use crate::arch::csr::*;
     cpu.polling.store(true, Ordering::SeqCst);
-    let t0 = arch::cpu::cycles();
     let mut seen = false;
-    while arch::cpu::cycles().wrapping_sub(t0) < POLL_CYCLES {
+    // The time only every 64 turns: without a `time` CSR each read is a trap to the firmware.
+    let mut turn = 0u32;
+    while !turn.is_multiple_of(64) || arch::cpu::time() < until {
+        turn = turn.wrapping_add(1);
         // SAFETY: kernel-window addresses of RAM (see on_idle).
         if watch.iter().any(|&(w, v)| unsafe { (*w).load(Ordering::Relaxed) } != v)
             || cpu.mailbox.load(Ordering::Relaxed) != 0
