@@ -32,6 +32,15 @@ fn runtime() -> (Handle<96, 512>, &'static ThreadPark) {
     (ex.claim(park).unwrap(), park)
 }
 
+/// A server and a client attached to both ends of `mem`, served by `park`'s thread.
+fn connected<const N: usize>(mem: ChanMem, park: &'static ThreadPark) -> (&'static Server, &'static Client<N>) {
+    let srv = leak(Server::new());
+    let cl: &'static Client<N> = leak(Client::new());
+    srv.attach(mem, 0, park).unwrap();
+    cl.attach(mem, 0, park).unwrap();
+    (srv, cl)
+}
+
 async fn double(m: Msg) -> Msg {
     yield_now().await;
     Msg::new(m.label + 1, &[m.word(0) * 2]).unwrap()
@@ -41,10 +50,7 @@ async fn double(m: Msg) -> Msg {
 fn loopback_many_concurrent_calls() {
     let (rt, park) = runtime();
     let mem = chan_mem();
-    let srv = leak(Server::new());
-    let cl: &'static Client<CAP> = leak(Client::new());
-    srv.attach(mem, 0, park).unwrap();
-    cl.attach(mem, 0, park).unwrap();
+    let (srv, cl) = connected::<CAP>(mem, park);
     rt.spawn(10, srv.serve(rt, 10, double)).unwrap().detach();
     // 40 workers for a table of 16: some wait for a slot.
     let hs: Vec<_> = (0..40u64)
@@ -91,10 +97,7 @@ fn long_held_requests_do_not_stall_the_dispatcher() {
     // cached view of the client's head goes stale while it holds credits.
     let (rt, park) = runtime();
     let mem = chan_mem();
-    let srv = leak(Server::new());
-    let cl: &'static Client<CAP> = leak(Client::new());
-    srv.attach(mem, 0, park).unwrap();
-    cl.attach(mem, 0, park).unwrap();
+    let (srv, cl) = connected::<CAP>(mem, park);
     rt.spawn(10, srv.serve(rt, 10, double_or_hold)).unwrap().detach();
     let held: Vec<_> = (0..3).map(|_| rt.spawn(5, cl.call(Msg::new(99, &[]).unwrap())).unwrap()).collect();
     let ok = rt.block_on(async {
@@ -116,10 +119,7 @@ fn serve_first_answers_at_once_or_spawns() {
     // keeps its task and credit, while the others go on being served past a lap of the ring.
     let (rt, park) = runtime();
     let mem = chan_mem();
-    let srv = leak(Server::new());
-    let cl: &'static Client<CAP> = leak(Client::new());
-    srv.attach(mem, 0, park).unwrap();
-    cl.attach(mem, 0, park).unwrap();
+    let (srv, cl) = connected::<CAP>(mem, park);
     let now = |m: &Msg| {
         (m.label != 99 && m.word(0).is_multiple_of(2)).then(|| Msg::new(m.label + 1, &[m.word(0) * 2]).unwrap())
     };
@@ -143,10 +143,7 @@ fn serve_first_answers_at_once_or_spawns() {
 fn loopback_inline_dispatcher() {
     let (rt, park) = runtime();
     let mem = chan_mem();
-    let srv = leak(Server::new());
-    let cl: &'static Client<CAP> = leak(Client::new());
-    srv.attach(mem, 0, park).unwrap();
-    cl.attach(mem, 0, park).unwrap();
+    let (srv, cl) = connected::<CAP>(mem, park);
     let mut handled = 0u64;
     rt.spawn(
         10,
@@ -199,10 +196,7 @@ fn loopback_inline_dispatcher() {
 fn abandoned_call_frees_its_slot_when_the_reply_comes() {
     let (rt, park) = runtime();
     let mem = chan_mem();
-    let srv = leak(Server::new());
-    let cl: &'static Client<1> = leak(Client::new());
-    srv.attach(mem, 0, park).unwrap();
-    cl.attach(mem, 0, park).unwrap();
+    let (srv, cl) = connected::<1>(mem, park);
     rt.spawn(10, srv.serve(rt, 10, double)).unwrap().detach();
     {
         // Sent, then dropped before its reply.
