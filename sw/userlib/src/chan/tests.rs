@@ -32,6 +32,19 @@ fn runtime() -> (Handle<96, 512>, &'static ThreadPark) {
     (ex.claim(park).unwrap(), park)
 }
 
+/// `n` calls one after the other, each asking `double` for twice its word: how many came back
+/// right.
+fn doubled_in_turn(rt: Handle<96, 512>, cl: &'static Client<CAP>, n: u64) -> u64 {
+    rt.block_on(async {
+        let mut ok = 0;
+        for j in 0..n {
+            let r = cl.call(Msg::new(7, &[j]).unwrap()).await.unwrap();
+            ok += (r.label == 8 && r.words() == [2 * j]) as u64;
+        }
+        ok
+    })
+}
+
 /// A server and a client attached to both ends of `mem`, served by `park`'s thread.
 fn connected<const N: usize>(mem: ChanMem, park: &'static ThreadPark) -> (&'static Server, &'static Client<N>) {
     let srv = leak(Server::new());
@@ -100,15 +113,7 @@ fn long_held_requests_do_not_stall_the_dispatcher() {
     let (srv, cl) = connected::<CAP>(mem, park);
     rt.spawn(10, srv.serve(rt, 10, double_or_hold)).unwrap().detach();
     let held: Vec<_> = (0..3).map(|_| rt.spawn(5, cl.call(Msg::new(99, &[]).unwrap())).unwrap()).collect();
-    let ok = rt.block_on(async {
-        let mut ok = 0;
-        for j in 0..(5 * CAP as u64) {
-            let r = cl.call(Msg::new(7, &[j]).unwrap()).await.unwrap();
-            ok += (r.label == 8 && r.words() == [2 * j]) as u64;
-        }
-        ok
-    });
-    assert_eq!(ok, 5 * CAP as u64);
+    assert_eq!(doubled_in_turn(rt, cl, 5 * CAP as u64), 5 * CAP as u64);
     assert!(held.iter().all(|h| !h.is_finished()), "the held calls stay outstanding");
     assert_eq!(park.waits.load(Ordering::Relaxed), 0);
 }
@@ -125,15 +130,7 @@ fn serve_first_answers_at_once_or_spawns() {
     };
     rt.spawn(10, srv.serve_first(rt, 10, now, double_or_hold)).unwrap().detach();
     let held = rt.spawn(5, cl.call(Msg::new(99, &[]).unwrap())).unwrap();
-    let ok = rt.block_on(async {
-        let mut ok = 0;
-        for j in 0..(5 * CAP as u64) {
-            let r = cl.call(Msg::new(7, &[j]).unwrap()).await.unwrap();
-            ok += (r.label == 8 && r.words() == [2 * j]) as u64;
-        }
-        ok
-    });
-    assert_eq!(ok, 5 * CAP as u64);
+    assert_eq!(doubled_in_turn(rt, cl, 5 * CAP as u64), 5 * CAP as u64);
     assert!(!held.is_finished(), "the held call stays outstanding");
     assert_eq!(srv.replies.load(Ordering::Relaxed), 5 * CAP);
     assert_eq!(srv.max_in_flight.load(Ordering::Relaxed), 2, "the held task and one odd request at a time");
