@@ -22,9 +22,7 @@ static PROGRAMMED: [AtomicU64; MAX_HARTS] = [NONE; MAX_HARTS];
 /// Per hart: its periodic tick is off (it runs a thread that nothing else on it competes with;
 /// kernel deadlines still program the timer). Read by other harts to know a thread they make
 /// ready there needs an IPI (nobody would see it otherwise).
-#[allow(clippy::declare_interior_mutable_const)]
-const TICKING: AtomicBool = AtomicBool::new(false);
-static TICKLESS: [AtomicBool; MAX_HARTS] = [TICKING; MAX_HARTS];
+static TICKLESS: [AtomicBool; MAX_HARTS] = [const { AtomicBool::new(false) }; MAX_HARTS];
 
 /// Decide once, on the boot hart: Sstc only if the device tree advertises it on every hart
 /// and the firmware really enabled it (menvcfg.STCE), which a probe read tells.

@@ -46,7 +46,7 @@ pub struct Handler {
     /// The hart serving the handler (awake), or None (asleep: the thread must wake it).
     pub run: Option<usize>,
     /// How long an idle hart polls the empty request ring before it sleeps the handler, in
-    /// timebase ticks (0: not yet set), and when it last went to sleep (`wake::sleep`): the
+    /// timebase ticks (never below `wake::poll_min`: 0 reads as that), and when it last went to sleep (`wake::sleep`): the
     /// window adapts to the thread's pace (`wake::adapt`).
     pub poll: u64,
     pub slept_at: Option<u64>,

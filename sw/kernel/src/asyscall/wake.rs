@@ -7,8 +7,8 @@
 //!
 //! An idle hart serving a handler keeps polling its request ring for a while after it ran dry
 //! (the handler's window, `adapt`), with the handler's flag still saying awake, so a busy client
-//! never traps; then it sleeps the handler: flag set, ring re-checked (aring's announce/fence/re-check), and only if
-//! still empty is the handler marked asleep. The client publishes, fences, then reads the flag
+//! never traps; then it sleeps the handler: flag set, ring re-checked (aring's
+//! announce/fence/re-check), and only if still empty is the handler marked asleep. The client publishes, fences, then reads the flag
 //! (aring's `take`), so one of the two sees the other: no lost wake-up. A hart that leaves idle
 //! to run a thread hands its handlers on (or sleeps them), and a busy hart woken for a handler
 //! runs one batch per IPI and sends itself another while work remains.
@@ -48,11 +48,7 @@ fn adapt(t: &mut Tcb) {
 }
 
 fn window(t: &Tcb) -> u64 {
-    if t.asys.poll == 0 {
-        poll_min()
-    } else {
-        t.asys.poll
-    }
+    t.asys.poll.max(poll_min())
 }
 /// Handlers one hart looks after at once (more wait for a later turn or another hart).
 const MAX_SERVED: usize = 64;
