@@ -126,8 +126,7 @@ pub mod stat {
     /// Kernel entries from user mode that were interrupts (the rest are system calls and
     /// faults).
     pub const ENTRIES_INTERRUPT: usize = 26;
-    /// Address-space switches: `satp` written (and the user TLB entries flushed) on the way
-    /// to user mode.
+    /// Address-space switches: `satp` written on the way to user mode.
     pub const SATP_WRITES: usize = 27;
     /// Times an idle hart slept in `wfi`.
     pub const IDLE_SLEEPS: usize = 28;
@@ -137,7 +136,10 @@ pub mod stat {
     /// Call and ReplyRecv fastpaths to a partner of another hart (woken there, not switched
     /// to: `FASTPATH_CALL` and `FASTPATH_REPLY_RECV` count the direct switches on one hart).
     pub const FASTPATH_CROSS: usize = 30;
-    pub const COUNT: usize = 31;
+    /// User-TLB flushes on the way to user mode: every satp write without hardware ASIDs;
+    /// with them, only an address space whose mappings changed since the hart last flushed it.
+    pub const TLB_FLUSHES: usize = 31;
+    pub const COUNT: usize = 32;
     /// With DebugStat: read, then reset (LOCK_HOLD_MAX only).
     pub const RESET: usize = 1 << 63;
 }

@@ -29,6 +29,7 @@ pub extern "C" fn boot_main(hart: usize, dtb: usize) -> ! {
     let free = mm::frames::init(m, kernel, machine::dtb());
     mm::kspace::build(m);
     mm::kspace::activate();
+    let asids = mm::tlb::probe_asids();
     kprintln!(
         "[kernel] Sv39 kernel space: image {:#x}..{:#x} at {:#x}, {} MiB free RAM, {} table frames",
         kernel.base,
@@ -36,6 +37,14 @@ pub extern "C" fn boot_main(hart: usize, dtb: usize) -> ! {
         text.0,
         free >> 20,
         mm::kspace::table_frames()
+    );
+    kprintln!(
+        "[kernel] TLB: {}",
+        if asids {
+            "16-bit hardware ASIDs, no flush on an address-space switch"
+        } else {
+            "no hardware ASIDs, a flush on every address-space switch"
+        }
     );
     kprintln!(
         "[kernel] devices: uart {:#x} plic {:#x} uintc {:#x} ({} slots) virtio-mmio x{}; timer via {}",

@@ -26,13 +26,10 @@ pub struct PerCpu {
     pub handoff_uintr: AtomicUsize,
     /// ... and whether the waker changed this hart's tick state (`timer::decide_tickless`).
     pub handoff_retick: AtomicUsize,
-    /// satp and ASID of the address space the hart uses, and the TLB generation of that
-    /// address space it has flushed up to (see `sched::tlb_gen`), with the ASID it was for
-    /// (generations of different address spaces are not comparable).
+    /// ASID and satp (with the hardware ASID in it, if any) of the address space the hart
+    /// uses (`mm::tlb::switch_space`).
     pub active_asid: AtomicUsize,
     pub active_satp: AtomicUsize,
-    pub tlb_seen: AtomicU64,
-    pub tlb_asid: AtomicUsize,
     pub online: AtomicBool,
     /// Timer interrupts taken.
     pub ticks: AtomicU64,
@@ -64,8 +61,6 @@ const INIT: PerCpu = PerCpu {
     handoff_retick: AtomicUsize::new(0),
     active_satp: AtomicUsize::new(0),
     active_asid: AtomicUsize::new(usize::MAX),
-    tlb_seen: AtomicU64::new(0),
-    tlb_asid: AtomicUsize::new(usize::MAX),
 };
 
 static CPUS: KCell<[PerCpu; MAX_HARTS]> = KCell::new([INIT; MAX_HARTS]);

@@ -9,7 +9,7 @@ use crate::{lock, percpu, stats};
 use abi::sched::{NUM_PRIORITIES, TIME_SLICE_TICKS};
 use abi::stat;
 use core::ptr::null_mut;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::Ordering;
 use platform::image::MAX_HARTS;
 
 struct HartSched {
@@ -46,29 +46,6 @@ pub fn start(boot: usize) {
 
 pub fn started() -> bool {
     STARTED.load(Ordering::Acquire)
-}
-
-/// TLB generations: bumped by every change to a user mapping, per address space (hashed, ASID
-/// mod `TLB_BUCKETS`: a collision only costs a flush) and for all of them. A hart flushes its
-/// user TLB before it returns to user mode in an address space whose generation moved since it
-/// last flushed there; it flushes on every switch of address space anyway (the hardware ASID is
-/// not used), so changes to other address spaces do not concern it. One global count made every
-/// hart flush after any map anywhere (a server mapping pages into a client lost its own TLB).
-const TLB_BUCKETS: usize = 64;
-static TLB_GEN_ALL: AtomicU64 = AtomicU64::new(0);
-static TLB_GEN: [AtomicU64; TLB_BUCKETS] = [const { AtomicU64::new(0) }; TLB_BUCKETS];
-
-fn bump_tlb_gen(asid: Option<u16>) {
-    match asid {
-        Some(a) => TLB_GEN[a as usize % TLB_BUCKETS].fetch_add(1, Ordering::AcqRel),
-        None => TLB_GEN_ALL.fetch_add(1, Ordering::AcqRel),
-    };
-}
-
-/// The generation a hart running `asid` has to have flushed up to (a sum of two counts that
-/// only grow, so it moves whenever either does).
-fn tlb_gen(asid: usize) -> u64 {
-    TLB_GEN_ALL.load(Ordering::Acquire).wrapping_add(TLB_GEN[asid % TLB_BUCKETS].load(Ordering::Acquire))
 }
 
 fn hs(hart: usize) -> &'static mut HartSched {
@@ -326,7 +303,7 @@ pub fn set_affinity(t: &mut Tcb, hart: usize) {
 /// Pages were unmapped from `asid` (None: from any address space): no hart may use a stale
 /// translation once this returns.
 pub fn shootdown(asid: Option<u16>) {
-    bump_tlb_gen(asid);
+    crate::mm::tlb::bump(asid);
     stats::count(stat::SHOOTDOWNS);
     // An async-syscall batch flushes once, at its end, before its replies are seen.
     if crate::asyscall::tlb::defer(asid) {
@@ -349,7 +326,7 @@ pub fn kick_others(which: impl Fn(usize) -> bool) {
 /// → valid needs a flush too; a thread that meets such a stale entry before its hart flushes
 /// takes a spurious fault that `fault::exception` absorbs.
 pub fn tlb_changed(asid: u16) {
-    bump_tlb_gen(Some(asid));
+    crate::mm::tlb::bump(Some(asid));
 }
 
 /// A timer tick on this hart while a thread ran.
@@ -466,7 +443,7 @@ pub fn run_current() -> ! {
 fn run(t: &mut Tcb) -> ! {
     let cpu = percpu::this();
     let (satp, asid) = crate::object::vspace::satp_of(t);
-    switch_space(cpu, satp, asid);
+    crate::mm::tlb::switch_space(cpu, satp, asid);
     crate::mm::icache::sync_before_user(cpu.hart);
     crate::uintr::switch_to(t);
     // No tick while this thread is all the hart has to run (asleep waiters that only a kernel
@@ -475,29 +452,6 @@ fn run(t: &mut Tcb) -> ! {
     cpu.in_user.store(true, Ordering::Release);
     lock::release();
     arch::trap::enter_user(&mut t.ctx)
-}
-
-/// Make `satp` this hart's address space, flushing its user TLB when the space changed or its
-/// generation moved; and say which ASID it runs (`shootdown`).
-#[inline(always)]
-fn switch_space(cpu: &percpu::PerCpu, satp: usize, asid: usize) {
-    let gen = tlb_gen(asid);
-    if cpu.active_satp.load(Ordering::Relaxed) != satp
-        || cpu.tlb_seen.load(Ordering::Relaxed) != gen
-        || cpu.tlb_asid.load(Ordering::Relaxed) != asid
-    {
-        // Only the user half goes: the kernel's mappings are global (G) and the same in every
-        // VSpace, and `sfence.vma x0, rs2` with rs2 != x0 keeps global entries (Rocket's TLBs
-        // too), so the kernel does not refill its own translations after every switch. rs2
-        // holds 0, the ASID every satp we write carries.
-        // SAFETY: every VSpace shares the kernel's upper half.
-        unsafe { core::arch::asm!("csrw satp, {0}", "sfence.vma zero, {1}", in(reg) satp, in(reg) 0usize) };
-        cpu.active_satp.store(satp, Ordering::Relaxed);
-        stats::count(stat::SATP_WRITES);
-        cpu.tlb_seen.store(gen, Ordering::Relaxed);
-        cpu.tlb_asid.store(asid, Ordering::Relaxed);
-    }
-    cpu.active_asid.store(asid, Ordering::Relaxed);
 }
 
 /// The idle loop after its watch (no lock): the thread a waker handed this hart, if any.
@@ -516,7 +470,7 @@ fn take_handoff(cpu: &percpu::PerCpu) -> Option<&'static mut Tcb> {
 fn run_handed(cpu: &percpu::PerCpu, t: &mut Tcb) {
     let satp = cpu.handoff_satp.load(Ordering::Relaxed);
     let asid = cpu.active_asid.load(Ordering::Relaxed);
-    switch_space(cpu, satp, asid);
+    crate::mm::tlb::switch_space(cpu, satp, asid);
     crate::mm::icache::sync_before_user(cpu.hart);
     // Even when giving up: the waker recorded `t` as loaded here.
     crate::uintr::handoff_finish(t, cpu.hart, cpu.handoff_uintr.load(Ordering::Relaxed) != 0);

@@ -2,7 +2,9 @@
 //! root. The kernel finds a VSpace by ASID when a frame cap (which records its ASID) is
 //! unmapped, so a deleted VSpace can never be written through a stale cap.
 //!
-//! The hardware ASID field is not used: every switch of address space flushes the TLB.
+//! A kernel ASID is also the hardware one when satp has 16 ASID bits (`mm::tlb`); an ASID given
+//! to a new VSpace moves its TLB generation, so no hart keeps a translation of the VSpace that
+//! had it before.
 use super::{at, cap_at, tcb::Tcb, InvResult, KSlots};
 use crate::ipc::Msg;
 use crate::kcell::KCell;
@@ -134,6 +136,7 @@ pub fn invoke_pool(me: &mut Tcb, pool: Cap, m: &Msg) -> InvResult {
     super::vspace::copy_kernel_half(root);
     entries[i] = root;
     super::vspace::spaces_changed();
+    crate::mm::tlb::bump(Some(asid_base + i as u16));
     KSlots.set_cap(pt_slot, Cap::PageTable { base: root, mapped: Some((asid_base + i as u16, PT_ROOT)) });
     Ok(0)
 }
