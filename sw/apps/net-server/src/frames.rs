@@ -20,9 +20,9 @@ impl<'a> Frames<'a> {
         Frames { driver, syn: Cell::new(false) }
     }
 
-    /// A frame that may have been a SYN came in.
-    pub fn syn_seen(&self) -> bool {
-        self.syn.get()
+    /// A frame that may have been a SYN came in since the last call.
+    pub fn take_syn(&self) -> bool {
+        self.syn.replace(false)
     }
 }
 

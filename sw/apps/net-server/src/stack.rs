@@ -7,13 +7,19 @@
 //! After each smoltcp run only the sockets whose use can have changed are looked at: waiting to
 //! be accepted or being closed, and the listening ones only when a SYN came in (`Frames`).
 //! An established connection the client owns is smoltcp's business alone.
+//!
+//! smoltcp passes over every socket of its set several times a run (each frame's lookup, each
+//! egress pass, the next deadline), so its set holds only the live ones: a free socket waits
+//! outside it (`parked`), and a listener keeps only its backlog in Listen, topped up after
+//! every frame that may be a SYN (frames are taken one at a time), so a small backlog takes a
+//! burst of connections as well as a large one.
 use crate::frames::Frames;
 use crate::local::Local;
 use crate::nic::Driver;
 use core::task::Waker;
 use netproto::{MAX_BACKLOG, SOCKETS};
-use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet, SocketStorage};
-use smoltcp::socket::tcp;
+use smoltcp::iface::{Config, Interface, PollIngressSingleResult, PollResult, SocketHandle, SocketSet, SocketStorage};
+use smoltcp::socket::{tcp, Socket};
 use smoltcp::time::{Duration, Instant};
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, Ipv4Address};
 
@@ -31,6 +37,7 @@ pub const HALF_OPEN_US: i64 = 3_000_000;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Use {
+    /// Closed, outside smoltcp's set (`parked`).
     Free,
     /// In smoltcp's Listen state for listener l.
     Listening(u8),
@@ -40,6 +47,10 @@ pub enum Use {
     Owned,
     /// The client closed it; free once smoltcp is done with the connection.
     Closing,
+    /// Given up (aborted, or closed with its peer still known): Free once smoltcp has sent
+    /// its reset and forgotten the peer. Meanwhile it counts as free: a listener may take it
+    /// (`listen` forgets the peer; the reset is not sent then, as when a peer never answers ARP).
+    Releasing,
 }
 
 struct Listener {
@@ -60,12 +71,16 @@ pub struct StackStats {
 pub struct Stack {
     pub iface: Interface,
     pub set: SocketSet<'static>,
-    handles: [SocketHandle; SOCKETS],
+    /// Each socket's place in `set`; None while it is parked.
+    handles: [Option<SocketHandle>; SOCKETS],
+    /// The free sockets, kept out of `set` so that smoltcp's passes skip them.
+    parked: &'static mut [Option<tcp::Socket<'static>>; SOCKETS],
     pub uses: [Use; SOCKETS],
     /// When each Pending socket left Listen (smoltcp clock, microseconds).
     since: [i64; SOCKETS],
     listeners: [Option<Listener>; LISTENERS],
-    /// Sockets Free, and Pending or Closing (the ones `maintain` looks at after every run).
+    /// Sockets Free or Releasing, and Pending, Closing or Releasing (the ones `maintain` looks
+    /// at after every run).
     free: usize,
     watched: usize,
     /// When the oldest half-open connection reaches its limit (microseconds), if any.
@@ -78,6 +93,7 @@ pub struct Stack {
 static mut STORAGE: [SocketStorage<'static>; SOCKETS] = [SocketStorage::EMPTY; SOCKETS];
 static mut RX_BUFS: [[u8; SOCK_BUF]; SOCKETS] = [[0; SOCK_BUF]; SOCKETS];
 static mut TX_BUFS: [[u8; SOCK_BUF]; SOCKETS] = [[0; SOCK_BUF]; SOCKETS];
+static mut PARKED: [Option<tcp::Socket<'static>>; SOCKETS] = [const { None }; SOCKETS];
 
 /// The one stack of the server (made in `init`).
 pub static STACK: Local<Option<Stack>> = Local::new(None);
@@ -111,22 +127,23 @@ pub fn init(
     let _ = iface.routes_mut().add_default_ipv4_route(Ipv4Address::from(gateway));
     // SAFETY: init runs once, before anything else can reach these statics; from here on
     // they are reachable only through the socket set.
-    let (storage, rx, tx) = unsafe {
+    let (storage, rx, tx, parked) = unsafe {
         (
             &mut *core::ptr::addr_of_mut!(STORAGE),
             &mut *core::ptr::addr_of_mut!(RX_BUFS),
             &mut *core::ptr::addr_of_mut!(TX_BUFS),
+            &mut *core::ptr::addr_of_mut!(PARKED),
         )
     };
-    let mut set = SocketSet::new(&mut storage[..]);
-    let mut handles = [SocketHandle::default(); SOCKETS];
-    for ((h, r), t) in handles.iter_mut().zip(rx.iter_mut()).zip(tx.iter_mut()) {
-        *h = set.add(tcp::Socket::new(tcp::SocketBuffer::new(&mut r[..]), tcp::SocketBuffer::new(&mut t[..])));
+    let set = SocketSet::new(&mut storage[..]);
+    for ((p, r), t) in parked.iter_mut().zip(rx.iter_mut()).zip(tx.iter_mut()) {
+        *p = Some(tcp::Socket::new(tcp::SocketBuffer::new(&mut r[..]), tcp::SocketBuffer::new(&mut t[..])));
     }
     let stack = Stack {
         iface,
         set,
-        handles,
+        handles: [None; SOCKETS],
+        parked,
         uses: [Use::Free; SOCKETS],
         since: [0; SOCKETS],
         listeners: [const { None }; LISTENERS],
@@ -146,8 +163,37 @@ fn acceptable(st: tcp::State) -> bool {
 }
 
 impl Stack {
+    /// Socket `sock`, which must not be Free (callers check its use first).
     pub fn tcp(&mut self, sock: usize) -> &mut tcp::Socket<'static> {
-        self.set.get_mut::<tcp::Socket>(self.handles[sock])
+        self.set.get_mut::<tcp::Socket>(self.handles[sock].expect("a socket in use is in the set"))
+    }
+
+    /// A free socket goes back into smoltcp's set.
+    fn unpark(&mut self, i: usize) {
+        if let Some(s) = self.parked[i].take() {
+            self.handles[i] = Some(self.set.add(s));
+        }
+    }
+
+    /// Socket `i` is done with (closed or aborted): Free and out of the set once smoltcp has
+    /// nothing left to send for it (an abort's reset) and has forgotten its peer; Releasing
+    /// until then.
+    fn release(&mut self, i: usize) {
+        let s = self.tcp(i);
+        if s.state() != tcp::State::Closed || s.remote_endpoint().is_some() {
+            self.set_use(i, Use::Releasing);
+            return;
+        }
+        self.park(i);
+        self.set_use(i, Use::Free);
+    }
+
+    /// Socket `i` leaves smoltcp's set.
+    fn park(&mut self, i: usize) {
+        if let Some(h) = self.handles[i].take() {
+            let Socket::Tcp(s) = self.set.remove(h);
+            self.parked[i] = Some(s);
+        }
     }
 
     /// Start listening on `port` with `backlog` sockets; the listener's number.
@@ -209,8 +255,11 @@ impl Stack {
     pub fn close(&mut self, sock: usize) {
         let s = self.tcp(sock);
         s.close();
-        let u = if s.state() == tcp::State::Closed { Use::Free } else { Use::Closing };
-        self.set_use(sock, u);
+        if s.state() == tcp::State::Closed {
+            self.release(sock);
+        } else {
+            self.set_use(sock, Use::Closing);
+        }
     }
 
     /// Socket `i`'s use becomes `u`, and the counts follow.
@@ -223,6 +272,10 @@ impl Stack {
     fn count(&mut self, u: Use, add: bool) {
         let n = match u {
             Use::Free => &mut self.free,
+            Use::Releasing => {
+                self.free = if add { self.free + 1 } else { self.free - 1 };
+                &mut self.watched
+            }
             Use::Pending(_) | Use::Closing => &mut self.watched,
             Use::Listening(l) => match self.listeners[l as usize].as_mut() {
                 Some(lis) => &mut lis.listening,
@@ -234,15 +287,23 @@ impl Stack {
     }
 
     /// One run of smoltcp: frames in, frames out, then the sockets' uses. Half-open connections
-    /// past their limit go first, before a SYN among the frames looks for a socket.
+    /// past their limit go first, before a SYN among the frames looks for a socket. Frames are
+    /// taken one at a time (`Interface::poll` less its maintenance, which our features leave
+    /// empty), and after one that may have been a SYN the listeners' backlogs are topped up
+    /// before the next: each SYN finds a socket in Listen as long as free ones are left.
     pub fn poll(&mut self, now: Instant, nic: &dyn Driver) {
         let t = now.total_micros();
         if self.half_open_at.is_some_and(|at| at <= t) {
             self.maintain(t, false);
         }
         let mut dev = Frames::new(nic);
-        self.iface.poll(now, &mut dev, &mut self.set);
-        self.maintain(t, dev.syn_seen());
+        while self.iface.poll_ingress_single(now, &mut dev, &mut self.set) != PollIngressSingleResult::None {
+            if dev.take_syn() {
+                self.maintain(t, true);
+            }
+        }
+        while self.iface.poll_egress(now, &mut dev, &mut self.set) != PollResult::None {}
+        self.maintain(t, false);
     }
 
     /// When smoltcp must run next (a retransmission, TIME_WAIT's end, a half-open
@@ -270,7 +331,8 @@ impl Stack {
             let ack_delay = self.ack_delay;
             let mut i = 0;
             while missing > 0 && self.free > 0 && i < SOCKETS {
-                if self.uses[i] == Use::Free {
+                if matches!(self.uses[i], Use::Free | Use::Releasing) {
+                    self.unpark(i);
                     let s = self.tcp(i);
                     // Request/response traffic: no Nagle; ACKs as `ack_delay` says.
                     s.set_nagle_enabled(false);
@@ -278,6 +340,8 @@ impl Stack {
                     if s.listen(port).is_ok() {
                         self.set_use(i, Use::Listening(l as u8));
                         missing -= 1;
+                    } else if self.uses[i] == Use::Free {
+                        self.park(i);
                     }
                 }
                 i += 1;
@@ -285,7 +349,8 @@ impl Stack {
         }
     }
 
-    /// The sockets whose use may have changed: Pending and Closing ones, Listening ones if `syn`.
+    /// The sockets whose use may have changed: Pending, Closing and Releasing ones, Listening
+    /// ones if `syn`.
     fn scan(&mut self, now: i64, syn: bool) {
         // Listeners with a connection up and waiting to be accepted.
         let mut ready = [false; LISTENERS];
@@ -293,7 +358,7 @@ impl Stack {
         for i in 0..SOCKETS {
             let u = self.uses[i];
             let look = match u {
-                Use::Pending(_) | Use::Closing => true,
+                Use::Pending(_) | Use::Closing | Use::Releasing => true,
                 Use::Listening(_) => syn,
                 Use::Free | Use::Owned => false,
             };
@@ -319,9 +384,13 @@ impl Stack {
                     Use::Free
                 }
                 Use::Closing if st == tcp::State::Closed => Use::Free,
+                Use::Releasing => Use::Free,
                 u => u,
             };
-            if new != u {
+            if new == Use::Free {
+                // Free once smoltcp is done with it (Releasing until then).
+                self.release(i);
+            } else if new != u {
                 self.set_use(i, new);
             }
             if let Use::Pending(l) = new {

@@ -303,8 +303,8 @@ mod rt {
     }
 
     async fn acceptor(rt: Rt, port: u16) {
-        // Every free socket listens: a burst of connections is taken, not reset.
-        let Some(l) = AsyncNet.call(label::LISTEN, &[port as u64, netproto::MAX_BACKLOG as u64]).await else {
+        // A small backlog: the net server tops it up after each SYN, so a burst is taken anyway.
+        let Some(l) = AsyncNet.call(label::LISTEN, &[port as u64, netproto::TCP_BACKLOG as u64]).await else {
             println!("[tcp-server] cannot listen on port {port}");
             return;
         };
@@ -371,7 +371,7 @@ mod rt {
     fn listen_sync(cfg: &TcpConfig) -> ! {
         EP.store(cfg.endpoint_slot as usize, Ordering::Relaxed);
         let port = cfg.port;
-        let l = match sync_call(label::LISTEN, &[port, netproto::MAX_BACKLOG as u64]) {
+        let l = match sync_call(label::LISTEN, &[port, netproto::TCP_BACKLOG as u64]) {
             Ok(r) => r.word(0) as usize,
             Err(e) => {
                 println!("[tcp-server] cannot listen on port {port}: error {e}");

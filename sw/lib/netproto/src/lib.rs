@@ -40,9 +40,13 @@ pub const BUF_BYTES: usize = 1024;
 /// Bytes of the data area.
 pub const DATA_BYTES: usize = SOCKETS * 2 * BUF_BYTES;
 /// Listening sockets of one port at most. smoltcp has no SYN queue: a socket in Listen takes
-/// one connection, and a SYN that finds none is reset. A burst of connections therefore needs
-/// as many listening sockets, so a listener may keep every free socket listening.
+/// one connection, and a SYN that finds none is reset; the net server tops a listener's
+/// backlog up from the free sockets after every frame that may be a SYN, so a burst of
+/// connections is taken whatever the backlog, as long as sockets are free.
 pub const MAX_BACKLOG: usize = SOCKETS;
+/// The backlog the TCP server listens with: small, since every socket in Listen is one more
+/// for smoltcp to pass over in each of its runs, and a burst needs no more (above).
+pub const TCP_BACKLOG: usize = 2;
 
 /// Requests (client -> server); the reply's label is [`OK`] or an error code.
 pub mod label {
