@@ -117,6 +117,8 @@ fn ready() -> bool {
 
 pub async fn run(timers: Option<TimerHandle>) {
     let nic = nic();
+    // The wake-up the thread's kernel deadline holds (timer ticks), if it is still ahead.
+    let mut armed: Option<u64> = None;
     loop {
         if IRQ_SEEN.swap(false, Ordering::Relaxed) {
             // Quiet the device first, then let the kernel unmask its source (it stays masked
@@ -150,11 +152,22 @@ pub async fn run(timers: Option<TimerHandle>) {
         // smoltcp wants to send (it says "now" then): that waits for a transmit to finish
         // (`has_work`), or the poller would spin until the device catches up.
         let at = if nic.tx_starved() { None } else { next.map(clock::ticks_at) };
-        if at.is_some_and(|t| t <= clock::ticks()) {
+        let now = clock::ticks();
+        if at.is_some_and(|t| t <= now) {
             TIMED.fetch_add(1, Ordering::Relaxed);
             userlib::task::yield_now().await;
             continue;
         }
+        // A deadline that moved later (or went away) keeps the earlier wake-up already armed:
+        // moving the kernel deadline is a SetDeadline each time (a delayed ACK's timer moves
+        // with every request), while a wake-up that comes early only finds nothing due here
+        // and arms the right one then.
+        armed = armed.filter(|&t| t > now);
+        let at = match (at, armed) {
+            (Some(a), Some(t)) => Some(a.min(t)),
+            (a, t) => a.or(t),
+        };
+        armed = at;
         let mut sleep = core::pin::pin!(timers.zip(at).map(|(h, t)| h.sleep_until(t)));
         poll_fn(|cx| {
             if ready() {
