@@ -21,8 +21,22 @@ fn err(code: u32) -> Msg {
 
 /// A socket number the client may use, and a range of its buffer: (socket, offset, length).
 fn span(m: &Msg) -> Option<(usize, usize, usize)> {
-    let (sock, off, len) = (m.word(0) as usize, m.word(1) as usize, m.word(2) as usize);
-    (sock < SOCKETS && len > 0 && len <= BUF_BYTES && off <= BUF_BYTES - len).then_some((sock, off, len))
+    let sock = m.word(0) as usize;
+    let (off, len) = range(m.word(1), m.word(2))?;
+    (sock < SOCKETS).then_some((sock, off, len))
+}
+
+/// A SENDRECV's socket and two ranges: (socket, send offset, n, receive offset, max).
+fn spans(m: &Msg) -> Option<(usize, usize, usize, usize, usize)> {
+    let (sock, send_off, n) = span(m)?;
+    let (recv_off, max) = range(m.word(3), m.word(4))?;
+    Some((sock, send_off, n, recv_off, max))
+}
+
+/// A range of a socket's buffer in the data area: (offset, length), 1..=BUF_BYTES long.
+fn range(off: u64, len: u64) -> Option<(usize, usize)> {
+    let (off, len) = (off as usize, len as usize);
+    (len > 0 && len <= BUF_BYTES && off <= BUF_BYTES - len).then_some((off, len))
 }
 
 /// A request answered right away, if it can be: everything but an ACCEPT, or a RECV or SEND
@@ -40,6 +54,8 @@ pub fn now(m: &Msg) -> Option<Msg> {
         },
         label::CLOSE => Some(close(m.word(0) as usize)),
         label::STATS => Some(stats()),
+        // Its RECV nearly always waits (for the client's next request): a task at once.
+        label::SENDRECV => spans(m).is_none().then(|| err(error::BAD_ARGUMENT)),
         label::ACCEPT => None,
         _ => Some(err(error::BAD_LABEL)),
     }
@@ -59,6 +75,10 @@ pub async fn handle(m: Msg) -> Msg {
         },
         label::CLOSE => close(m.word(0) as usize),
         label::STATS => stats(),
+        label::SENDRECV => match spans(&m) {
+            Some((s, send_off, n, recv_off, max)) => send_recv(s, send_off, n, recv_off, max).await,
+            None => err(error::BAD_ARGUMENT),
+        },
         _ => err(error::BAD_LABEL),
     }
 }
@@ -102,6 +122,21 @@ async fn recv(sock: usize, off: usize, max: usize) -> Msg {
 
 async fn send(sock: usize, off: usize, len: usize) -> Msg {
     poll_fn(|cx| send_once(sock, off, len, Some(cx.waker())).map_or(Poll::Pending, Poll::Ready)).await
+}
+
+/// All `n` bytes sent (as room comes), then a RECV: SENDRECV's reply is the RECV's.
+async fn send_recv(sock: usize, send_off: usize, n: usize, recv_off: usize, max: usize) -> Msg {
+    let mut sent = 0;
+    while sent < n {
+        let r = send(sock, send_off + sent, n - sent).await;
+        match r.word(0) as usize {
+            k if r.label == OK && (1..=n - sent).contains(&k) => sent += k,
+            // An error, or nothing taken (which `send_once` never answers): no RECV.
+            _ if r.label != OK => return r,
+            _ => return err(error::RESET),
+        }
+    }
+    recv(sock, recv_off, max).await
 }
 
 /// A RECV into the socket's receive buffer in the data area at `off`, up to `max` bytes: its

@@ -149,13 +149,6 @@ mod rt {
     /// transport or the request failed).
     trait Net {
         async fn call(&self, l: u32, words: &[u64]) -> Option<Msg>;
-
-        /// Call `a`, and `b` at the same time if the transport can have two calls in flight
-        /// (`None` for b: not made; a sync thread has one call at a time, and b must not wait
-        /// before a's work is all done).
-        async fn both(&self, a: (u32, &[u64]), _b: (u32, &[u64])) -> (Option<Msg>, Option<Option<Msg>>) {
-            (self.call(a.0, a.1).await, None)
-        }
     }
 
     /// Async IPC: the channel, awaited by the connection's coroutine.
@@ -167,33 +160,6 @@ mod rt {
                 Ok(r) if r.label == OK => Some(r),
                 _ => None,
             }
-        }
-
-        /// Both in flight at once: they travel in the same ring batch and the net server takes
-        /// them in one turn.
-        async fn both(&self, a: (u32, &[u64]), b: (u32, &[u64])) -> (Option<Msg>, Option<Option<Msg>>) {
-            let (fa, fb) = (self.call(a.0, a.1), self.call(b.0, b.1));
-            let (mut fa, mut fb) = (pin!(fa), pin!(fb));
-            let (mut ra, mut rb) = (None, None);
-            core::future::poll_fn(|cx| {
-                if ra.is_none() {
-                    if let Poll::Ready(v) = fa.as_mut().poll(cx) {
-                        ra = Some(v);
-                    }
-                }
-                if rb.is_none() {
-                    if let Poll::Ready(v) = fb.as_mut().poll(cx) {
-                        rb = Some(v);
-                    }
-                }
-                if ra.is_some() && rb.is_some() {
-                    Poll::Ready(())
-                } else {
-                    Poll::Pending
-                }
-            })
-            .await;
-            (ra.flatten(), rb)
         }
     }
 
@@ -249,16 +215,9 @@ mod rt {
         let size = REQUEST.load(Ordering::Relaxed);
         let rx = DATA_VADDR + rx_offset(sock);
         let tx = DATA_VADDR + tx_offset(sock);
-        // The next request's first RECV, made together with the last response's SEND.
-        let mut ahead: Option<Option<Msg>> = None;
+        // Bytes of the next request that came with the last response's SENDRECV.
+        let mut have = 0;
         'conn: loop {
-            let mut have = 0;
-            if let Some(r) = ahead.take() {
-                match r {
-                    Some(r) if r.word(0) > 0 && r.word(0) as usize <= size => have = r.word(0) as usize,
-                    _ => break 'conn,
-                }
-            }
             while have < size {
                 match net.call(label::RECV, &[sock as u64, have as u64, (size - have) as u64]).await {
                     Some(r) if r.word(0) > 0 && r.word(0) as usize <= size - have => have += r.word(0) as usize,
@@ -278,24 +237,18 @@ mod rt {
             };
             core::hint::black_box(work(req, WORK.load(Ordering::Relaxed)));
             respond(req, resp);
-            // The response goes out and (async) the next request is asked for at once: the RECV
-            // writes the receive buffer, which this request no longer needs.
-            let (s, r) = net
-                .both((label::SEND, &[sock as u64, 0, size as u64]), (label::RECV, &[sock as u64, 0, size as u64]))
-                .await;
-            let mut sent = match s {
-                Some(s) if s.word(0) > 0 && s.word(0) as usize <= size => s.word(0) as usize,
-                _ => break 'conn,
-            };
-            ahead = r;
-            while sent < size {
-                match net.call(label::SEND, &[sock as u64, sent as u64, (size - sent) as u64]).await {
-                    Some(r) if r.word(0) > 0 && r.word(0) as usize <= size - sent => sent += r.word(0) as usize,
-                    _ => break 'conn,
-                }
-            }
+            // The response goes out and the next request is waited for in one call (SENDRECV:
+            // the net server takes the whole response, then receives): the RECV writes the
+            // receive buffer, which this request no longer needs.
+            let s = size as u64;
+            let Some(r) = net.call(label::SENDRECV, &[sock as u64, 0, s, 0, s]).await else { break 'conn };
             ANSWERED.fetch_add(1, Ordering::Relaxed);
             session::response_out();
+            match r.word(0) as usize {
+                n if (1..=size).contains(&n) => have = n,
+                // End of stream (or a length we did not ask for).
+                _ => break 'conn,
+            }
         }
         let _ = net.call(label::CLOSE, &[sock as u64]).await;
         ENDED.fetch_add(1, Ordering::Relaxed);

@@ -69,6 +69,11 @@ pub mod label {
     /// [] -> [connections accepted, frames received, frames dropped as malformed, frames sent,
     /// sockets in use]: counters for tests and benchmarks.
     pub const STATS: u32 = 6;
+    /// [socket, send offset, n, receive offset, max] -> [received]: a SEND of all `n` bytes
+    /// (waiting for room as often as needed), then a RECV, in one request: a request/response
+    /// server's response and its wait for the next request (received = 0: end of stream).
+    /// Both ranges are checked as SEND's and RECV's are.
+    pub const SENDRECV: u32 = 7;
 }
 
 /// Reply labels.
