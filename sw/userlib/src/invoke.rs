@@ -171,6 +171,9 @@ macro_rules! invocations {
             = $label [$($mr),*] [$($cap),*] $($map)?);
         #[doc = concat!("The async form of [`", stringify!($name), "`]: a future of the same result.")]
         #[allow(clippy::too_many_arguments)]
+        // Inlined, so the future is built where the caller keeps it (an async fn's state):
+        // returned by value it was copied there whole, per call.
+        #[inline]
         pub fn $async_name($service: usize $(, $arg: usize)*) -> $crate::asys::ops::Op<$ret> {
             let map: fn($crate::invoke::Reply) -> $ret = $crate::invoke::reply_map!($($map)?);
             $crate::asys::ops::Op::invocation($service, abi::label::$label, &[$($mr),*], &[$($cap),*], map)

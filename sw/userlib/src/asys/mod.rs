@@ -90,6 +90,7 @@ pub struct Call {
 }
 
 /// Send `r` through this thread's installed client (the sync way if there is none).
+#[inline]
 pub fn call(r: Request) -> Call {
     Call { s: current(), r, t: None }
 }

@@ -31,6 +31,7 @@ impl<T> Future for Op<T> {
 impl<T> Op<T> {
     /// An invocation as the typed functions write it (`crate::invoke::invocations!`: each
     /// async-capable one has an `_async` twin in its module, e.g. `vspace::page_map_async`).
+    #[inline]
     pub(crate) fn invocation(cap: usize, l: usize, mrs: &[usize], caps: &[usize], map: fn(Reply) -> T) -> Op<T> {
         // Every async-capable invocation fits a request (at most 3 caps and 14 words).
         let r = Request::invocation(cap, l, mrs, caps).expect("fits a request");

@@ -16,6 +16,7 @@ pub struct Request {
 impl Request {
     /// Invoke `cap` with `label`, `mrs` as MR0.. and `caps` as extra caps (the sync
     /// `invoke::invoke`'s arguments). None if it does not fit (more than 3 caps or 14 words).
+    #[inline]
     pub fn invocation(cap: usize, label: usize, mrs: &[usize], caps: &[usize]) -> Option<Request> {
         if caps.len() > 3 || ARG_FIRST_CAP + caps.len() + mrs.len() > MAX_ARGS || label > u32::MAX as usize {
             return None;

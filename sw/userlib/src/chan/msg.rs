@@ -15,8 +15,12 @@ pub struct Msg {
 impl Msg {
     /// `None` if there are more than six words.
     pub fn new(label: u32, words: &[u64]) -> Option<Msg> {
-        let mut w = [0; PAYLOAD_WORDS];
-        w.get_mut(..words.len())?.copy_from_slice(words);
+        if words.len() > PAYLOAD_WORDS {
+            return None;
+        }
+        // Word by word over the fixed six (a copy of a variable length is a memcpy call, per
+        // request and reply).
+        let w = core::array::from_fn(|i| words.get(i).copied().unwrap_or(0));
         Some(Msg { label, len: words.len() as u32, words: w })
     }
 

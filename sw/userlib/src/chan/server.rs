@@ -175,8 +175,11 @@ impl Server {
                 self.reply(item.id, r);
                 continue;
             }
-            let fut = handler(msg);
-            match rt.spawn(prio, Handling { server: self, id: item.id, fut }) {
+            // The handler's future is built right in the task's slot (a spawn of a built one
+            // copies it, uninitialised tail and all), and only once a slot is taken: a request
+            // held for lack of one is handled once, later.
+            let id = item.id;
+            match rt.spawn_with(prio, || Handling { server: self, id, fut: handler(msg) }) {
                 Ok(h) => {
                     h.detach();
                     let inner = self.inner();

@@ -111,12 +111,24 @@ impl<const N: usize, const S: usize> Handle<N, S> {
     where
         F: Future + 'static,
     {
+        self.spawn_with(prio, || fut)
+    }
+
+    /// [`Handle::spawn`] of the future `make` builds, built right in its slot (no copy of a
+    /// large future through the stack). `make` runs only once a slot is taken: on an error it
+    /// has not run.
+    #[inline(always)]
+    pub fn spawn_with<F, M>(&self, prio: Priority, make: M) -> Result<JoinHandle<F::Output>, SpawnError>
+    where
+        F: Future + 'static,
+        M: FnOnce() -> F,
+    {
         if !Slot::<S>::fits::<F>() {
             return Err(SpawnError::TooBig);
         }
         let idx = self.alloc().ok_or(SpawnError::NoSlot)?;
         let slot = &self.ex.slots[idx as usize];
-        slot.fill(fut, prio);
+        slot.fill_with(make, prio);
         slot.core.hdr.start(idx, &self.ex.shared);
         Ok(JoinHandle::new(&slot.core, slot.storage_ptr()))
     }

@@ -90,11 +90,15 @@ impl<const S: usize> Slot<S> {
             && align_of::<F::Output>() <= STORAGE_ALIGN
     }
 
-    /// Move `fut` into the free slot. The caller checked [`Slot::fits`].
-    pub fn fill<F: Future + 'static>(&self, fut: F, prio: u8) {
+    /// Build the future with `make` right in the free slot. The caller checked
+    /// [`Slot::fits`]. Inlined, so the future is written in place: a future handed over by
+    /// value is copied whole (its uninitialised tail too: an async fn's unresumed state is a
+    /// few words in a type the size of its largest await), per spawn.
+    #[inline(always)]
+    pub fn fill_with<F: Future + 'static>(&self, make: impl FnOnce() -> F, prio: u8) {
         // SAFETY: the slot is free (nothing in the storage), the storage is big and aligned
         // enough (`fits`).
-        unsafe { (self.storage_ptr() as *mut F).write(fut) };
+        unsafe { (self.storage_ptr() as *mut F).write(make()) };
         let c = &self.core;
         c.vtable.set(Some(vtable_of::<F>()));
         c.status.set(Status::Pending);

@@ -283,6 +283,32 @@ fn slots_are_recycled_and_limits_reported() {
 }
 
 #[test]
+fn spawn_with_builds_only_once_a_slot_is_taken() {
+    let (rt, _) = runtime::<1, 64>();
+    let built = Cell::new(0);
+    let h = rt.spawn_with(0, || {
+        built.set(built.get() + 1);
+        async { 7 }
+    });
+    assert_eq!(built.get(), 1);
+    let held = rt.spawn(0, std::future::pending::<()>()).err();
+    assert_eq!(held, Some(SpawnError::NoSlot));
+    assert_eq!(rt.block_on(h.unwrap()), 7);
+    let p = rt.spawn(0, std::future::pending::<()>()).unwrap();
+    let r = rt.spawn_with(0, || {
+        built.set(built.get() + 1);
+        async {}
+    });
+    assert_eq!((r.err(), built.get()), (Some(SpawnError::NoSlot), 1));
+    let r = rt.spawn_with(0, || {
+        built.set(built.get() + 1);
+        async { [0u8; 65] }
+    });
+    assert_eq!((r.err(), built.get()), (Some(SpawnError::TooBig), 1));
+    drop(p);
+}
+
+#[test]
 fn a_waker_that_outlives_its_task_keeps_the_slot_until_dropped() {
     let (rt, _) = runtime::<1, 64>();
     let stash: Rc<RefCell<Option<Waker>>> = Rc::default();

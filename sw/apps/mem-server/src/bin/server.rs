@@ -17,9 +17,7 @@ mod rt {
     use abi::{object, MessageInfo};
     use core::cell::UnsafeCell;
     use core::future::Future;
-    use core::pin::Pin;
     use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
-    use core::task::{Context, Poll};
     use mem_server::gate::Gate;
     use mem_server::pool::Pool;
     use mem_server::proto::{
@@ -34,13 +32,14 @@ mod rt {
 
     userlib::entry!(main);
 
-    /// A task per request: the dispatcher's wrapper around `handle`'s future (~240 bytes with
-    /// an async system call's future inside) fits 256 bytes; small slots keep the tasks in
-    /// flight within the data cache (each spawn writes its future into its slot). Four times
-    /// the calls the gate lets into the kernel is plenty of tasks (the dispatcher holds a
-    /// request while none is free); the executor is initialised data, so its size is the ELF's
-    /// and the root task copies it.
-    static EXEC: Executor<{ 4 * SYSBUF_CAP + 8 }, 256> = Executor::new();
+    /// A task per MAP or UNMAP: its future (`map_or_unmap`, ~230 bytes with the async system
+    /// call inside) fits 256 bytes. As many tasks as the syscall buffer takes calls in flight:
+    /// a request beyond them waits in the channel's ring (the dispatcher holds one while no
+    /// slot is free), not in a task parked at the gate, so the tasks in flight stay few and
+    /// within the data cache (136 slots, most of them waiting at the gate at 64 in flight,
+    /// cost a wake, a poll and a cold slot each). The executor is initialised data, so its
+    /// size is the ELF's and the root task copies it.
+    static EXEC: Executor<SYSBUF_CAP, 256> = Executor::new();
     static PARK: ThreadPark = ThreadPark::new();
     static SERVER: Server = Server::new();
 
@@ -90,7 +89,7 @@ mod rt {
             userlib::time::now() * (platform::clock::CORE_HZ / platform::clock::TIMEBASE_HZ) as u64,
             m[1]
         );
-        let why = rt.block_on(SERVER.serve(rt, 10, handle));
+        let why = rt.block_on(SERVER.serve_first(rt, 10, answer_now, handle));
         // The client never closes its side: any end is a failure the run must report.
         panic!("channel ended: {:?}", why);
     }
@@ -102,14 +101,13 @@ mod rt {
         Msg::new(label, words).unwrap_or_default()
     }
 
-    /// A request's reply: at once, or after the kernel's work (only MAP and UNMAP await).
-    fn handle(m: Msg) -> Handled<impl Future<Output = Msg>> {
+    /// The reply of a request answered at once (all but MAP and UNMAP), or None: a task runs
+    /// `map_or_unmap` for it (`chan::Server::serve_first`, so the task's future is that async
+    /// fn alone, built in place, with no variant for the other requests to copy around).
+    fn answer_now(m: &Msg) -> Option<Msg> {
         let w = m.words();
-        match (m.label, w.len()) {
-            (req::MAP, 1) | (req::UNMAP, 1) => return Handled::Later(map_or_unmap(m.label == req::MAP, w[0])),
-            _ => {}
-        }
-        Handled::Now(Some(match (m.label, w.len()) {
+        Some(match (m.label, w.len()) {
+            (req::MAP, 1) | (req::UNMAP, 1) => return None,
             (req::MODE, 1) => set_mode(w[0]),
             (req::SPIN, 1) => {
                 PARK.setup(caps::WAKE, w[0] as usize);
@@ -120,27 +118,12 @@ mod rt {
                 reply(status::OK, &[s[0], s[1], s[2], s[3], pool().free_frames() as u64])
             }
             _ => reply(status::BAD_REQUEST, &[]),
-        }))
+        })
     }
 
-    /// A handler's future that holds only what the reply still needs (the request's words are
-    /// consumed before it is spawned).
-    enum Handled<F> {
-        Now(Option<Msg>),
-        Later(F),
-    }
-
-    impl<F: Future<Output = Msg>> Future for Handled<F> {
-        type Output = Msg;
-
-        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Msg> {
-            // SAFETY: the inner future is pinned with us and never moved out.
-            match unsafe { self.get_unchecked_mut() } {
-                Handled::Now(m) => Poll::Ready(m.take().unwrap_or_default()),
-                // SAFETY: as above.
-                Handled::Later(f) => unsafe { Pin::new_unchecked(f) }.poll(cx),
-            }
-        }
+    /// A MAP or UNMAP (the only requests `answer_now` declines).
+    fn handle(m: Msg) -> impl Future<Output = Msg> {
+        map_or_unmap(m.label == req::MAP, m.word(0))
     }
 
     /// MAP or UNMAP of the page at `va`: checked by the pool, then the system call through the
