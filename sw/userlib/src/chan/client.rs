@@ -41,6 +41,8 @@ struct Inner<const N: usize> {
     nfree: usize,
     fresh: usize,
     waiters: [Option<Waker>; WAITERS],
+    /// Wakers in `waiters` (none: a freed slot wakes nobody without looking).
+    nwaiters: usize,
     broken: Option<ChanError>,
 }
 
@@ -75,6 +77,7 @@ impl<const N: usize> Client<N> {
                 nfree: 0,
                 fresh: 0,
                 waiters: [const { None }; WAITERS],
+                nwaiters: 0,
                 broken: None,
             }),
             signals: AtomicUsize::new(0),
@@ -211,6 +214,7 @@ impl<const N: usize> Inner<N> {
                 woke = true;
             }
         }
+        self.nwaiters = 0;
         for w in self.waiters.iter_mut() {
             if let Some(w) = w.take() {
                 w.wake();
@@ -245,6 +249,10 @@ impl<const N: usize> Inner<N> {
         e.gen = e.gen.wrapping_add(1);
         e.waker = None;
         // One slot became free: let one waiting coroutine have it.
+        if self.nwaiters == 0 {
+            return false;
+        }
+        self.nwaiters -= 1;
         match self.waiters.iter_mut().find_map(|w| w.take()) {
             Some(w) => {
                 w.wake();
@@ -256,7 +264,10 @@ impl<const N: usize> Inner<N> {
 
     fn wait_for_slot(&mut self, w: &Waker) {
         match self.waiters.iter_mut().find(|s| s.is_none()) {
-            Some(s) => *s = Some(w.clone()),
+            Some(s) => {
+                *s = Some(w.clone());
+                self.nwaiters += 1;
+            }
             // More waiters than places: come back at the next turn (a yield).
             None => w.wake_by_ref(),
         }
