@@ -107,6 +107,7 @@ impl<const N: usize> Client<N> {
 
     /// Send `msg` and wait for its reply. Dropping the future abandons the call (its reply is
     /// discarded when it comes).
+    #[inline]
     pub fn call(&'static self, msg: Msg) -> Call<N> {
         Call { c: self, msg, slot: None }
     }

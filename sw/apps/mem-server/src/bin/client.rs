@@ -214,11 +214,15 @@ mod rt {
     unsafe impl Sync for Snaps {}
     static SNAPS: Snaps = Snaps(UnsafeCell::new([NO_SNAP; 2]));
 
-    async fn pair(label: u32, va: u64) -> bool {
-        match CLIENT.call(Msg::new(label, &[va]).unwrap_or_default()).await {
-            Ok(m) => m.label == status::OK && m.word(0) == va && (m.word(1) as usize) < FRAMES,
-            Err(_) => false,
-        }
+    /// A MAP or UNMAP of `va` (the worker awaits the channel's call itself: an async fn
+    /// around it was one more future to build and move whole per call).
+    fn request(label: u32, va: u64) -> Msg {
+        Msg::new(label, &[va]).unwrap_or_default()
+    }
+
+    /// Its reply names `va` and a frame of the server's.
+    fn granted(r: Result<Msg, userlib::chan::ChanError>, va: u64) -> bool {
+        r.is_ok_and(|m| m.label == status::OK && m.word(0) == va && (m.word(1) as usize) < FRAMES)
     }
 
     async fn worker(i: usize) {
@@ -228,9 +232,9 @@ mod rt {
             if t >= TOTAL.load(Relaxed) {
                 return;
             }
-            let ok = pair(req::MAP, va as u64).await
+            let ok = granted(CLIENT.call(request(req::MAP, va as u64)).await, va as u64)
                 && touch(va, (t as u64) << 16 | i as u64)
-                && pair(req::UNMAP, va as u64).await;
+                && granted(CLIENT.call(request(req::UNMAP, va as u64)).await, va as u64);
             if !ok {
                 BAD.fetch_add(1, Relaxed);
             }
