@@ -11,7 +11,7 @@ use crate::object::tcb::{self, Fault, State, Tcb};
 use crate::object::{at, set_reply};
 use crate::{sched, stats};
 use abi::{ipc::MSG_REGISTERS, stat, syscall as nr, MessageInfo};
-use caps::{Cap, Slot, Slots};
+use caps::{Cap, Slot, SlotRef, Slots};
 
 const A2: usize = 12;
 const A7: usize = 17;
@@ -21,9 +21,14 @@ const A7: usize = 17;
 pub enum Fast {
     /// Not taken: the slow path handles the system call.
     No,
-    /// The partner is current on this hart (nothing here outranks it): leave straight into it.
+    /// Not taken, but the system call's cap was looked up already (Send, NBSend, Recv on
+    /// something else than a notification): the slow path goes on with it.
+    Looked(Cap, SlotRef),
+    /// The partner (for a notification: the caller itself) is current on this hart and
+    /// nothing here outranks it: leave straight into it.
     Switched,
-    /// The partner was woken on its own hart and the caller blocked: schedule this hart.
+    /// The partner was woken on its own hart and the caller blocked (or a notification's
+    /// waiter was woken here, or its Wait blocked): schedule this hart.
     Woken,
 }
 
@@ -35,6 +40,9 @@ fn elsewhere(t: &Tcb) -> bool {
 
 pub fn try_fastpath(me: &mut Tcb) -> Fast {
     let number = me.ctx.regs[A7] as isize;
+    if number == nr::SEND || number == nr::NB_SEND || number == nr::RECV {
+        return notification(me, number);
+    }
     if number != nr::CALL && number != nr::REPLY_RECV {
         return Fast::No;
     }
@@ -94,6 +102,35 @@ pub fn try_fastpath(me: &mut Tcb) -> Fast {
         crate::object::KSlots.set(caller_slot, Slot::default());
         copy_message(me, caller, info, 0);
         run_partner(me, caller, here, stat::FASTPATH_REPLY_RECV)
+    }
+}
+
+/// Signal (Send, NBSend) and Wait (Recv) on a notification cap: what the slow path does with
+/// them, without its dispatch, and leaving straight back into the caller when nothing here
+/// has to be decided (the waiter it woke is on another hart, handed to it there if it idles;
+/// or the Wait found the word set). A Wait that blocks lets the hart schedule.
+fn notification(me: &mut Tcb, number: isize) -> Fast {
+    if me.fault != Fault::None {
+        return Fast::No;
+    }
+    let Some(looked) = tcb::lookup_cap_of(me, me.ctx.regs[A0]) else { return Fast::No };
+    let (Cap::Notification { obj, badge, rights, .. }, _) = looked else { return Fast::Looked(looked.0, looked.1) };
+    if number == nr::RECV {
+        if !rights.read || !crate::object::notification::can_wait(obj, me) {
+            return Fast::No;
+        }
+        crate::object::notification::wait(me, obj, true);
+    } else {
+        if !rights.write {
+            return Fast::No;
+        }
+        // A failed signal (a U-notification's badge that is no vector) is dropped for a Send.
+        let _ = crate::object::notification::signal(obj, badge);
+    }
+    if sched::keeps_hart(me) {
+        Fast::Switched
+    } else {
+        Fast::Woken
     }
 }
 

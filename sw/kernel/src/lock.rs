@@ -7,7 +7,7 @@
 //! ticket lock convoys: each hand-over waits until the host schedules the one vCPU whose ticket
 //! is next while the others burn the host cores spinning; kernel entries fell to a few hundred
 //! per second on a 2-core host. Sleeping waiters give those cores to the holder and the next.
-use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use platform::image::MAX_HARTS;
 
 /// Each on a cache line of its own: waiters spin on `SERVING`, arrivals `amoadd` `NEXT`, and the
@@ -25,14 +25,21 @@ static NEXT: Line<AtomicUsize> = Line(AtomicUsize::new(0));
 static SERVING: Line<AtomicUsize> = Line(AtomicUsize::new(0));
 /// Written by the holder only: who holds the lock, the cycle count when it was taken, and the
 /// longest hold since the last reset (`abi::stat::LOCK_HOLD_MAX`): how long one hart can keep
-/// every other out of the kernel.
+/// every other out of the kernel. The hold times are measured only once asked for (`timed`,
+/// set by the first read with reset): two cycle reads and a compare on every kernel entry
+/// otherwise.
 struct Hold {
     owner: AtomicUsize,
+    timed: AtomicBool,
     since: AtomicU64,
     max: AtomicU64,
 }
-static HOLD: Line<Hold> =
-    Line(Hold { owner: AtomicUsize::new(usize::MAX), since: AtomicU64::new(0), max: AtomicU64::new(0) });
+static HOLD: Line<Hold> = Line(Hold {
+    owner: AtomicUsize::new(usize::MAX),
+    timed: AtomicBool::new(false),
+    since: AtomicU64::new(0),
+    max: AtomicU64::new(0),
+});
 
 /// Spin iterations (a load each) before a waiter sleeps: ~10^5-10^6 cycles on Rocket, several
 /// worst-case lock holds; well under a host scheduler slice under QEMU.
@@ -55,15 +62,19 @@ pub fn acquire() {
         core::hint::spin_loop();
     }
     HOLD.owner.store(crate::arch::cpu::hart_id(), Ordering::Relaxed);
-    HOLD.since.store(crate::arch::cpu::cycles(), Ordering::Relaxed);
+    if HOLD.timed.load(Ordering::Relaxed) {
+        HOLD.since.store(crate::arch::cpu::cycles(), Ordering::Relaxed);
+    }
 }
 
 pub fn release() {
     debug_assert!(held());
-    let held_for = crate::arch::cpu::cycles().wrapping_sub(HOLD.since.load(Ordering::Relaxed));
-    // Only the holder writes; a plain compare is enough.
-    if held_for > HOLD.max.load(Ordering::Relaxed) {
-        HOLD.max.store(held_for, Ordering::Relaxed);
+    if HOLD.timed.load(Ordering::Relaxed) {
+        let held_for = crate::arch::cpu::cycles().wrapping_sub(HOLD.since.load(Ordering::Relaxed));
+        // Only the holder writes; a plain compare is enough.
+        if held_for > HOLD.max.load(Ordering::Relaxed) {
+            HOLD.max.store(held_for, Ordering::Relaxed);
+        }
     }
     HOLD.owner.store(usize::MAX, Ordering::Relaxed);
     // SeqCst here and in `sleep_until_served` (Dekker): either the waiter sees the new SERVING
@@ -102,9 +113,15 @@ fn wake_holder_of(ticket: usize) {
     }
 }
 
-/// The longest hold so far (cycles of the holding hart), optionally starting over.
+/// The longest hold so far (cycles of the holding hart), optionally starting over; the first
+/// reset starts the measuring (0 until then). Called by the holder.
 pub fn max_hold(reset: bool) -> u64 {
     if reset {
+        if !HOLD.timed.load(Ordering::Relaxed) {
+            // This hold counts from here: `release` must not see a `since` from before.
+            HOLD.since.store(crate::arch::cpu::cycles(), Ordering::Relaxed);
+            HOLD.timed.store(true, Ordering::Relaxed);
+        }
         HOLD.max.swap(0, Ordering::Relaxed)
     } else {
         HOLD.max.load(Ordering::Relaxed)

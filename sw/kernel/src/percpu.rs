@@ -41,6 +41,9 @@ pub struct PerCpu {
     pub starts: AtomicU64,
     /// Times the idle loop came out of `wfi`: about one per interrupt when idling properly.
     pub idle_wakeups: AtomicU64,
+    /// This hart's event counters (`stats`), on lines of their own: counting is a load and a
+    /// store relative to `tp`, no index arithmetic or bounds check on the hot path.
+    pub stats: crate::stats::Row,
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
@@ -61,6 +64,7 @@ const INIT: PerCpu = PerCpu {
     handoff_retick: AtomicUsize::new(0),
     active_satp: AtomicUsize::new(0),
     active_asid: AtomicUsize::new(usize::MAX),
+    stats: crate::stats::ROW,
 };
 
 static CPUS: KCell<[PerCpu; MAX_HARTS]> = KCell::new([INIT; MAX_HARTS]);

@@ -1,5 +1,6 @@
 //! Kernel event counters (read by user space with DebugStat; see `abi::stat`). Per hart, so
 //! counting never contends; summed when read.
+use crate::percpu;
 use abi::stat;
 use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use platform::image::MAX_HARTS;
@@ -7,11 +8,11 @@ use platform::image::MAX_HARTS;
 #[allow(clippy::declare_interior_mutable_const)]
 const ZERO: AtomicU64 = AtomicU64::new(0);
 #[allow(clippy::declare_interior_mutable_const)]
-const ROW: Row = Row([ZERO; stat::COUNT]);
-/// One hart's counters on cache lines of their own: no line bounces between harts.
+pub const ROW: Row = Row([ZERO; stat::COUNT]);
+/// One hart's counters (in its `PerCpu`) on cache lines of their own: no line bounces between
+/// harts.
 #[repr(align(64))]
-struct Row([AtomicU64; stat::COUNT]);
-static COUNTERS: [Row; MAX_HARTS] = [ROW; MAX_HARTS];
+pub struct Row([AtomicU64; stat::COUNT]);
 /// Bytes of retyped objects alive (under the kernel lock, but kept atomic for simplicity).
 static OBJECT_BYTES: AtomicI64 = AtomicI64::new(0);
 
@@ -20,7 +21,7 @@ static OBJECT_BYTES: AtomicI64 = AtomicI64::new(0);
 /// count; readers on other harts see each store whole.
 #[inline(always)]
 pub fn count(which: usize) {
-    let c = &COUNTERS[crate::percpu::this().hart].0[which];
+    let c = &percpu::this().stats.0[which];
     c.store(c.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
 }
 
@@ -41,7 +42,14 @@ pub fn read(which: usize) -> Option<u64> {
         stat::DEADLINES_ARMED => Some(crate::deadline::armed()),
         stat::ASYS_HANDLERS => Some(crate::asyscall::handlers()),
         stat::UINTR_SLOTS_USED | stat::UINTR_ENTRIES_USED | stat::UINTR_TABLES_USED => crate::uintr::stat(which),
-        w if w < stat::COUNT => Some(COUNTERS.iter().map(|r| r.0[w].load(Ordering::Relaxed)).sum()),
+        // `sched::switch_direct` leaves its switches to the fastpath counters (one per IPC
+        // that switched on its hart).
+        stat::SWITCHES => Some(sum(stat::SWITCHES) + sum(stat::FASTPATH_CALL) + sum(stat::FASTPATH_REPLY_RECV)),
+        w if w < stat::COUNT => Some(sum(w)),
         _ => None,
     }
+}
+
+fn sum(which: usize) -> u64 {
+    (0..MAX_HARTS).map(|h| percpu::of(h).stats.0[which].load(Ordering::Relaxed)).sum()
 }

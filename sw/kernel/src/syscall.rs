@@ -8,7 +8,7 @@ use crate::object::tcb::{self, Fault, State, Tcb};
 use crate::object::{self, at, notification};
 use crate::{fault, lock, percpu, sched, stats};
 use abi::{stat, syscall as nr, MessageInfo};
-use caps::Cap;
+use caps::{Cap, SlotRef};
 use core::sync::atomic::Ordering;
 
 const A7: usize = 17;
@@ -40,7 +40,8 @@ pub extern "C" fn user_trap(ctx: &mut UserContext) -> ! {
                 // straight out, no scheduler decision to make.
                 crate::fastpath::Fast::Switched => sched::run_current(),
                 crate::fastpath::Fast::Woken => {}
-                crate::fastpath::Fast::No => handle_syscall(me),
+                crate::fastpath::Fast::No => handle_syscall(me, None),
+                crate::fastpath::Fast::Looked(cap, slot) => handle_syscall(me, Some((cap, slot))),
             }
         } else {
             fault::exception(me, scause, stval);
@@ -51,19 +52,21 @@ pub extern "C" fn user_trap(ctx: &mut UserContext) -> ! {
     sched::exit_to_user()
 }
 
-fn handle_syscall(me: &mut Tcb) {
+/// `looked`: the cap in a0 and its slot, when the fastpath looked it up already (this entry's
+/// cspace, nothing changed since).
+fn handle_syscall(me: &mut Tcb, looked: Option<(Cap, SlotRef)>) {
     let number = me.ctx.regs[A7] as isize;
     match number {
-        nr::SEND => send(me, true, false),
-        nr::NB_SEND => send(me, false, false),
-        nr::CALL => send(me, true, true),
-        nr::RECV => receive(me, true),
-        nr::NB_RECV => receive(me, false),
+        nr::SEND => send(me, true, false, looked),
+        nr::NB_SEND => send(me, false, false, looked),
+        nr::CALL => send(me, true, true, None),
+        nr::RECV => receive(me, true, looked),
+        nr::NB_RECV => receive(me, false, None),
         nr::REPLY => reply(me),
         nr::REPLY_RECV => {
             stats::count(stat::SLOWPATH_IPC);
             reply(me);
-            receive(me, true);
+            receive(me, true, None);
         }
         nr::YIELD => sched::yield_current(),
         nr::SET_DEADLINE => crate::deadline::set_deadline(me),
@@ -87,9 +90,9 @@ fn cap_fault(me: &mut Tcb, cptr: usize, in_recv: bool, lookup: usize) {
 /// invocation of a kernel object. As in seL4, a cptr that does not resolve is a cap fault, but
 /// an empty slot or a cap without the Write right is an InvalidCapability error (replied to a
 /// Call, dropped for a Send).
-fn send(me: &mut Tcb, blocking: bool, call: bool) {
+fn send(me: &mut Tcb, blocking: bool, call: bool, looked: Option<(Cap, SlotRef)>) {
     let cptr = me.ctx.regs[A0];
-    let (cap, slot) = match tcb::lookup_cap(me, cptr) {
+    let (cap, slot) = match looked.map_or_else(|| tcb::lookup_cap(me, cptr), Ok) {
         Ok(v) => v,
         Err(f) => return cap_fault(me, cptr, false, fault::lookup_failure_type(&f)),
     };
@@ -157,9 +160,9 @@ pub fn invoke(me: &mut Tcb, cap: Cap, slot: u64, m: &Msg) -> object::InvResult {
 }
 
 /// Recv, NBRecv (and the receive half of ReplyRecv).
-fn receive(me: &mut Tcb, blocking: bool) {
+fn receive(me: &mut Tcb, blocking: bool, looked: Option<(Cap, SlotRef)>) {
     let cptr = me.ctx.regs[A0];
-    let cap = match tcb::lookup_cap(me, cptr) {
+    let cap = match looked.map_or_else(|| tcb::lookup_cap(me, cptr), Ok) {
         Ok((c, _)) => c,
         Err(f) => return cap_fault(me, cptr, true, fault::lookup_failure_type(&f)),
     };

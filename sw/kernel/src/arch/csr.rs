@@ -1,5 +1,5 @@
 //! S-mode CSR access (the shared `csr` macros) and the S-level bit and cause numbers.
-pub(crate) use ::csr::{csrc, csrr, csrr_n, csrs, csrw, csrw_n};
+pub(crate) use ::csr::{csrc, csrr, csrs, csrw, csrw_n};
 
 pub const SSTATUS_SIE: usize = 1 << 1;
 pub const SIE_SSIE: usize = 1 << 1;

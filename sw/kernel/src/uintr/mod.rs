@@ -82,6 +82,8 @@ pub struct ThreadState {
     /// Blocked in Wait on its slot, parked on hart `park_hart`.
     pub parked: bool,
     pub park_hart: u8,
+    /// The seven U-CSRs read 0 at its last trap (hardware back end; false until then).
+    pub user_zero: bool,
 }
 
 /// Per slot: the notification and the thread it was registered for.

@@ -2,7 +2,7 @@
 //! trap from user mode, loaded when the hart switches to another thread (writing only the CSRs
 //! that differ), and the receiver slot made Active where its thread runs.
 use super::{park, sender, this_hart, ueip, uintc, UINTR_BITS, USIP};
-use crate::arch::csr::{csrc, csrr, csrr_n, csrs, csrw_n};
+use crate::arch::csr::{csrc, csrr, csrs, csrw_n};
 use crate::kcell::KCell;
 use crate::object::tcb::Tcb;
 use crate::percpu;
@@ -25,28 +25,44 @@ struct Csrs {
     sie: usize,
     suist: usize,
     suirs: usize,
+    /// The six user fields above (and `uie`) are all 0: what nearly every thread has, so a
+    /// switch between two such threads compares and writes `suist` alone (`switch_to`).
+    user_zero: bool,
 }
 
-const CSRS_RESET: Csrs =
-    Csrs { ustatus: 0, utvec: 0, uscratch: 0, uepc: 0, ucause: 0, utval: 0, sideleg: 0, sie: USIP, suist: 0, suirs: 0 };
-/// A cache line (two) per hart: every trap from user mode writes its hart's entry, outside
-/// the lock, and neighbouring harts' entries must not share its lines.
-#[repr(align(64))]
-struct HartCsrs(Csrs);
-static CSRS: KCell<[HartCsrs; MAX_HARTS]> = KCell::new([const { HartCsrs(CSRS_RESET) }; MAX_HARTS]);
-
-/// Per hart, the thread whose state its CSRs hold (it may since have run elsewhere: its
-/// `loaded_on` says).
-static OWNER: KCell<[*mut Tcb; MAX_HARTS]> = KCell::new([null_mut(); MAX_HARTS]);
+const CSRS_RESET: Csrs = Csrs {
+    ustatus: 0,
+    utvec: 0,
+    uscratch: 0,
+    uepc: 0,
+    ucause: 0,
+    utval: 0,
+    sideleg: 0,
+    sie: USIP,
+    suist: 0,
+    suirs: 0,
+    user_zero: true,
+};
+/// Per hart, on a cache line (two) of its own: the thread whose state its CSRs hold (it may
+/// since have run elsewhere: its `loaded_on` says) and what the CSRs hold. Every trap from user
+/// mode writes its hart's entry, outside the lock, and every switch reads both; neighbouring
+/// harts' entries must not share its lines (the owners were one line all harts wrote).
+#[repr(C, align(64))]
+struct HartCsrs {
+    owner: *mut Tcb,
+    csrs: Csrs,
+}
+static CSRS: KCell<[HartCsrs; MAX_HARTS]> =
+    KCell::new([const { HartCsrs { owner: null_mut(), csrs: CSRS_RESET } }; MAX_HARTS]);
 
 fn owner_of(h: usize) -> &'static mut *mut Tcb {
-    // SAFETY: under the kernel lock.
-    unsafe { &mut OWNER.get()[h] }
+    // SAFETY: under the kernel lock; a field of its own, apart from `csrs_of`'s.
+    unsafe { &mut *(&raw mut (*CSRS.as_ptr())[h].owner) }
 }
 
 fn csrs_of(h: usize) -> &'static mut Csrs {
     // SAFETY: only hart `h` uses entry `h`, and not reentrantly (traps from user mode only).
-    unsafe { &mut (*CSRS.as_ptr())[h].0 }
+    unsafe { &mut *(&raw mut (*CSRS.as_ptr())[h].csrs) }
 }
 
 /// This hart's CSRs to their reset values (boot, hardware only).
@@ -79,17 +95,33 @@ pub fn save_on_trap(t: *mut Tcb) {
     }
     // SAFETY: the thread that trapped here is live and runs on no other hart.
     let u = unsafe { &mut (*t).uintr };
-    u.ustatus = csrr_n!(csr::USTATUS);
-    u.uie = csrr_n!(csr::UIE);
-    u.utvec = csrr_n!(csr::UTVEC);
-    u.uscratch = csrr_n!(csr::USCRATCH);
-    u.uepc = csrr_n!(csr::UEPC);
-    u.ucause = csrr_n!(csr::UCAUSE);
-    u.utval = csrr_n!(csr::UTVAL);
+    let (ustatus, uie, utvec, uscratch, uepc, ucause, utval): (usize, usize, usize, usize, usize, usize, usize);
+    // One block: all seven reads issue back to back, then the stores (a read's result is
+    // ready only at write-back on Rocket, so a store right after each read waited for it).
+    // SAFETY: reads CSRs only.
+    unsafe {
+        core::arch::asm!(
+            "csrr {0}, {n0}", "csrr {1}, {n1}", "csrr {2}, {n2}", "csrr {3}, {n3}",
+            "csrr {4}, {n4}", "csrr {5}, {n5}", "csrr {6}, {n6}",
+            out(reg) ustatus, out(reg) uie, out(reg) utvec, out(reg) uscratch,
+            out(reg) uepc, out(reg) ucause, out(reg) utval,
+            n0 = const csr::USTATUS, n1 = const csr::UIE, n2 = const csr::UTVEC, n3 = const csr::USCRATCH,
+            n4 = const csr::UEPC, n5 = const csr::UCAUSE, n6 = const csr::UTVAL,
+            options(nomem, nostack),
+        )
+    };
+    (u.ustatus, u.uie, u.utvec, u.uscratch, u.uepc, u.ucause, u.utval) =
+        (ustatus, uie, utvec, uscratch, uepc, ucause, utval);
+    let zero = (ustatus | uie | utvec | uscratch | uepc | ucause | utval) == 0;
+    u.user_zero = zero;
     let c = csrs_of(percpu::this().hart);
-    (c.ustatus, c.utvec, c.uscratch, c.uepc, c.ucause, c.utval) =
-        (u.ustatus, u.utvec, u.uscratch, u.uepc, u.ucause, u.utval);
-    c.sie = (c.sie & !c.sideleg) | u.uie;
+    if zero && c.user_zero && c.sideleg == 0 {
+        // The hart's copy says all of this already (nothing delegated: `sie` holds no uie).
+        return;
+    }
+    (c.ustatus, c.utvec, c.uscratch, c.uepc, c.ucause, c.utval) = (ustatus, utvec, uscratch, uepc, ucause, utval);
+    c.sie = (c.sie & !c.sideleg) | uie;
+    c.user_zero = zero;
 }
 
 /// Whether `u` holds nothing routed to a hart: no receiver slot, nothing delegated, no device
@@ -118,10 +150,23 @@ pub fn switch_to(t: &mut Tcb) {
     if super::hardware() && plain(&t.uintr) && prev.as_ref().is_none_or(|p| plain(&p.uintr)) {
         // The common switch (IPC between threads that receive no user interrupts): nothing to
         // release, no slot to route; only CSRs that differ are written (usually `suist` alone).
+        let c = csrs_of(h);
+        let last_plain = prev.is_some();
         if let Some(p) = prev {
             p.uintr.loaded_on = 0;
         }
-        load_csrs(t, h);
+        if last_plain && t.uintr.user_zero && c.user_zero && c.sideleg == 0 && c.suirs == 0 && c.sie == USIP {
+            // Both states are all zero but for the sender table: `suist` is all that can
+            // differ. The last thread in user mode here was the plain previous owner (nothing
+            // delegated to it), so no user could have set a `uip` bit since a full load.
+            let suist = suist_of(&t.uintr);
+            if c.suist != suist {
+                csrw_n!(csr::SUIST, suist);
+                c.suist = suist;
+            }
+        } else {
+            load_csrs(t, h);
+        }
         t.uintr.loaded_on = h as u8 + 1;
         *owner = t;
         park::set_active(h, true);
@@ -250,13 +295,23 @@ fn load_csrs(t: &Tcb, h: usize) {
             // uie is mie under sideleg; the bits not delegated are the kernel's: USIP for
             // parked waiters, nothing else.
             sie: (u.uie & u.sideleg) | (USIP & !u.sideleg),
-            suist: if u.table != 0 { sender::suist(u.table) } else { 0 },
+            suist: suist_of(u),
             suirs: u.slot.checked_sub(1).map_or(0, |s| (1 << 63) | s as usize),
+            user_zero: (u.ustatus | u.utvec | u.uscratch | u.uepc | u.ucause | u.utval | (u.uie & u.sideleg)) == 0,
         },
     );
     // Software-set pending bits belong to whoever set them: none carries over.
     if csrr!("sip") & UINTR_BITS != 0 {
         csrc!("sip", UINTR_BITS);
+    }
+}
+
+#[inline(always)]
+fn suist_of(u: &super::ThreadState) -> usize {
+    if u.table != 0 {
+        sender::suist(u.table)
+    } else {
+        0
     }
 }
 
