@@ -21,11 +21,13 @@ pub extern "C" fn user_trap(ctx: &mut UserContext) -> ! {
     let scause = csrr!("scause");
     let stval = csrr!("stval");
     lock::acquire();
-    crate::preempt::reset();
     stats::count(stat::KERNEL_ENTRIES);
     let me_ptr = ctx as *mut UserContext as *mut Tcb;
     crate::uintr::on_kernel_entry();
+    // The preemption budget is reset on every way through here but the fastpath's straight
+    // exit, which charges nothing.
     if scause & INTERRUPT != 0 {
+        crate::preempt::reset();
         stats::count(stat::ENTRIES_INTERRUPT);
         crate::interrupt::handle(scause & !INTERRUPT, cpu);
     } else if sched::current() == me_ptr {
@@ -35,17 +37,24 @@ pub extern "C" fn user_trap(ctx: &mut UserContext) -> ! {
         if scause == EXC_ECALL_U {
             me.restart_pc = me.ctx.sepc;
             me.ctx.sepc += 4;
-            match crate::fastpath::try_fastpath(me) {
+            let fast = crate::fastpath::try_fastpath(me);
+            if let crate::fastpath::Fast::Switched = fast {
                 // The partner is current and nothing here outranks it (the fastpath checked):
                 // straight out, no scheduler decision to make.
-                crate::fastpath::Fast::Switched => sched::run_current(),
-                crate::fastpath::Fast::Woken => {}
+                sched::run_current()
+            }
+            crate::preempt::reset();
+            match fast {
                 crate::fastpath::Fast::No => handle_syscall(me, None),
                 crate::fastpath::Fast::Looked(cap, slot) => handle_syscall(me, Some((cap, slot))),
+                _ => {}
             }
         } else {
+            crate::preempt::reset();
             fault::exception(me, scause, stval);
         }
+    } else {
+        crate::preempt::reset();
     }
     // Otherwise another hart stalled this thread while we waited for the lock: it re-executes
     // the instruction when it next runs.
