@@ -70,6 +70,10 @@ pub struct Tcb {
     pub queued: bool,
     /// The hart this thread is current on, if any.
     pub current_on: Option<usize>,
+    /// satp and ASID it last ran with, and the `vspace::spaces_gen` they were computed at
+    /// (`vspace::satp_of`). Beside the scheduling fields: every switch to the thread reads
+    /// both, a waker on another hart too (`sched::hand_off`), and each line it misses costs.
+    pub satp_cache: core::cell::Cell<(u64, usize, usize)>,
     /// Endpoint/notification queue links and the object the thread blocks on.
     pub ep_next: *mut Tcb,
     pub ep_prev: *mut Tcb,
@@ -104,9 +108,6 @@ pub struct Tcb {
     pub deadline: crate::deadline::Armed,
     /// Its async-syscall handler (crate::asyscall).
     pub asys: crate::asyscall::Handler,
-    /// satp and ASID it last ran with, and the `vspace::spaces_gen` they were computed at
-    /// (`vspace::satp_of`).
-    pub satp_cache: core::cell::Cell<(u64, usize, usize)>,
 }
 
 const _: () = assert!(core::mem::size_of::<Tcb>() <= 1 << abi::object::TCB_BITS);
