@@ -57,12 +57,12 @@ static CSRS: KCell<[HartCsrs; MAX_HARTS]> =
 
 fn owner_of(h: usize) -> &'static mut *mut Tcb {
     // SAFETY: under the kernel lock; a field of its own, apart from `csrs_of`'s.
-    unsafe { &mut *(&raw mut (*CSRS.as_ptr())[h].owner) }
+    unsafe { &mut (*CSRS.as_ptr())[h].owner }
 }
 
 fn csrs_of(h: usize) -> &'static mut Csrs {
     // SAFETY: only hart `h` uses entry `h`, and not reentrantly (traps from user mode only).
-    unsafe { &mut *(&raw mut (*CSRS.as_ptr())[h].csrs) }
+    unsafe { &mut (*CSRS.as_ptr())[h].csrs }
 }
 
 /// This hart's CSRs to their reset values (boot, hardware only).
