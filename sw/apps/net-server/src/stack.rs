@@ -18,7 +18,7 @@ use crate::local::Local;
 use crate::nic::Driver;
 use core::task::Waker;
 use netproto::{MAX_BACKLOG, SOCKETS};
-use smoltcp::iface::{Config, Interface, PollIngressSingleResult, PollResult, SocketHandle, SocketSet, SocketStorage};
+use smoltcp::iface::{Config, Interface, PollIngressSingleResult, SocketHandle, SocketSet, SocketStorage};
 use smoltcp::socket::{tcp, Socket};
 use smoltcp::time::{Duration, Instant};
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, Ipv4Address};
@@ -302,7 +302,11 @@ impl Stack {
                 self.maintain(t, true);
             }
         }
-        while self.iface.poll_egress(now, &mut dev, &mut self.set) != PollResult::None {}
+        // One egress pass (a segment per socket at most): `Interface::poll` repeats it until a
+        // pass sends nothing, which for request/response traffic is a second pass over every
+        // socket per run for nothing. A socket with more to send says so in its deadline
+        // ("now"), which the poller looks at before it sleeps, and runs us again.
+        self.iface.poll_egress(now, &mut dev, &mut self.set);
         self.maintain(t, false);
     }
 
