@@ -188,9 +188,16 @@ def addr2line(elf, addrs):
 
 # ---- address spaces -> ELFs ------------------------------------------------------------------
 class Symbolizer:
-    def __init__(self, prof, firmware, kernel, users, inline):
+    def __init__(self, prof, firmware, kernel, users, inline, given=()):
         self.firmware, self.kernel, self.users, self.inline = firmware, kernel, users, inline
         self.user_of = self.match_users(prof)
+        # Address spaces named on the command line (a sampled profile, +profile-every=N, has no
+        # retired instructions to match an ELF's bytes against).
+        for root, name in given:
+            elf = next((e for e in users if e.name == name), None)
+            if elf is None:
+                sys.exit(f"profile: --satp {root:#x}={name}: no user ELF of that name")
+            self.user_of[root] = elf
         self.cache = {}
         # Resolve every pc we will need in one addr2line run per ELF.
         want = collections.defaultdict(set)
@@ -240,7 +247,8 @@ class Symbolizer:
                 out[satp] = best
             else:
                 print(f"profile: no user ELF matches the code run under satp root {satp:#x} "
-                      f"(best {best.name if best else '-'} {best_score:.0%})", file=sys.stderr)
+                      f"(best {best.name if best else '-'} {best_score:.0%}; --satp {satp:#x}=NAME names it)",
+                      file=sys.stderr)
         return out
 
     def frames(self, prv, satp, pc):
@@ -439,6 +447,9 @@ def main():
     ap.add_argument("--firmware")
     ap.add_argument("--kernel")
     ap.add_argument("--elf", action="append", default=[], help="a user ELF (besides those in --elf-dir)")
+    ap.add_argument("--satp", action="append", default=[], metavar="ROOT=NAME",
+                    help="the user ELF NAME (file name less .elf) for satp root ROOT, as the profile prints it; "
+                         "needed for a sampled profile (+profile-every=N), whose samples carry no instructions to match")
     ap.add_argument("--hart", type=int, action="append", help="only this hart (repeatable)")
     ap.add_argument("--priv", help="only these privilege levels, e.g. US")
     ap.add_argument("--wfi", action="store_true", help="include cycles asleep in wfi")
@@ -459,7 +470,11 @@ def main():
     skip = {os.path.abspath(firmware.path), os.path.abspath(kernel.path)}
     paths = [os.path.join(args.elf_dir, f) for f in sorted(os.listdir(args.elf_dir)) if f.endswith(".elf")] + args.elf
     users = [Elf(p, os.path.basename(p)[:-4]) for p in dict.fromkeys(paths) if os.path.abspath(p) not in skip]
-    sym = Symbolizer(prof, firmware, kernel, users, args.inline)
+    given = []
+    for kv in args.satp:
+        root, _, name = kv.partition("=")
+        given.append((int(root, 0), name))
+    sym = Symbolizer(prof, firmware, kernel, users, args.inline, given)
     harts = sorted({s.hart for s in prof.samples})
     if args.divide == "region":
         rid = int(prof.meta.get("region", "-1"))
