@@ -11,15 +11,23 @@ const GROUPS: usize = PRIORITIES / 64;
 pub(crate) struct PrioBitmap {
     top: u64,
     words: [u64; GROUPS],
+    /// The highest set priority while any is set: kept by `insert`, looked up again by
+    /// `remove` only when it clears that one and others remain. A thread whose tasks share a
+    /// priority (a server's) empties the set at every pop, so it never looks (two lookups per
+    /// task picked were ~70 cycles on the RTL).
+    high: u8,
 }
 
 impl PrioBitmap {
     pub const fn new() -> PrioBitmap {
-        PrioBitmap { top: 0, words: [0; GROUPS] }
+        PrioBitmap { top: 0, words: [0; GROUPS], high: 0 }
     }
 
     pub fn insert(&mut self, p: u8) {
         let (g, bit) = (p as usize / 64, p as usize % 64);
+        if self.top == 0 || p > self.high {
+            self.high = p;
+        }
         self.words[g] |= 1 << bit;
         self.top |= 1 << g;
     }
@@ -30,15 +38,19 @@ impl PrioBitmap {
         if self.words[g] == 0 {
             self.top &= !(1 << g);
         }
+        if p == self.high && self.top != 0 {
+            self.high = self.lookup();
+        }
     }
 
     pub fn highest(&self) -> Option<u8> {
-        if self.top == 0 {
-            return None;
-        }
+        (self.top != 0).then_some(self.high)
+    }
+
+    fn lookup(&self) -> u8 {
         let g = top_bit(self.top);
         let bit = top_bit(self.words[g]);
-        Some((g * 64 + bit) as u8)
+        (g * 64 + bit) as u8
     }
 }
 
