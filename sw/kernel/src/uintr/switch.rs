@@ -203,10 +203,14 @@ pub fn handoff_check(t: &Tcb, h: usize) -> Option<bool> {
     if !plain(&t.uintr) {
         return None;
     }
-    let owner = *owner_of(h);
-    if core::ptr::eq(owner, t) && t.uintr.loaded_on as usize == h + 1 {
+    // `loaded_on` says it alone: whoever takes hart `h`'s CSRs from a thread clears its
+    // `loaded_on`, so the waker need not read `h`'s owner (a line `h` writes) in the common
+    // case of a partner coming back to the hart that still holds its state.
+    if t.uintr.loaded_on as usize == h + 1 {
+        debug_assert!(core::ptr::eq(*owner_of(h), t));
         return Some(false);
     }
+    let owner = *owner_of(h);
     // SAFETY: an owner is live (`forget`).
     match unsafe { owner.as_ref() }.filter(|p| p.uintr.loaded_on as usize == h + 1) {
         Some(p) if !plain(&p.uintr) => None,
@@ -218,10 +222,10 @@ pub fn handoff_check(t: &Tcb, h: usize) -> Option<bool> {
 /// hart's CSRs aside. The parked slots of an idle hart are Active already (`on_idle`), as a
 /// plain thread wants them.
 pub fn handoff_commit(t: &mut Tcb, h: usize) {
-    let owner = owner_of(h);
-    if core::ptr::eq(*owner, t) && t.uintr.loaded_on as usize == h + 1 {
+    if t.uintr.loaded_on as usize == h + 1 {
         return;
     }
+    let owner = owner_of(h);
     // SAFETY: as above; a plain previous owner has nothing to release.
     if let Some(p) = unsafe { owner.as_mut() }.filter(|p| p.uintr.loaded_on as usize == h + 1) {
         p.uintr.loaded_on = 0;
