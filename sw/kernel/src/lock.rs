@@ -23,23 +23,19 @@ impl<T> core::ops::Deref for Line<T> {
 
 static NEXT: Line<AtomicUsize> = Line(AtomicUsize::new(0));
 static SERVING: Line<AtomicUsize> = Line(AtomicUsize::new(0));
-/// Written by the holder only: who holds the lock, the cycle count when it was taken, and the
-/// longest hold since the last reset (`abi::stat::LOCK_HOLD_MAX`): how long one hart can keep
-/// every other out of the kernel. The hold times are measured only once asked for (`timed`,
-/// set by the first read with reset): two cycle reads and a compare on every kernel entry
-/// otherwise.
+/// Written by the holder only: the cycle count when the lock was taken and the longest hold
+/// since the last reset (`abi::stat::LOCK_HOLD_MAX`): how long one hart can keep every other
+/// out of the kernel. The hold times are measured only once asked for (`timed`, set by the
+/// first read with reset): two cycle reads, a compare and a store to this shared line on every
+/// kernel entry otherwise. Who holds the lock is each hart's own flag (`PerCpu::holds_lock`):
+/// a holder word here was a store, so a miss, on every lock hand-over between harts.
 struct Hold {
-    owner: AtomicUsize,
     timed: AtomicBool,
     since: AtomicU64,
     max: AtomicU64,
 }
-static HOLD: Line<Hold> = Line(Hold {
-    owner: AtomicUsize::new(usize::MAX),
-    timed: AtomicBool::new(false),
-    since: AtomicU64::new(0),
-    max: AtomicU64::new(0),
-});
+static HOLD: Line<Hold> =
+    Line(Hold { timed: AtomicBool::new(false), since: AtomicU64::new(0), max: AtomicU64::new(0) });
 
 /// Spin iterations (a load each) before a waiter sleeps: ~10^5-10^6 cycles on Rocket, several
 /// worst-case lock holds; well under a host scheduler slice under QEMU.
@@ -61,7 +57,7 @@ pub fn acquire() {
         }
         core::hint::spin_loop();
     }
-    HOLD.owner.store(crate::arch::cpu::hart_id(), Ordering::Relaxed);
+    crate::percpu::this().holds_lock.store(true, Ordering::Relaxed);
     if HOLD.timed.load(Ordering::Relaxed) {
         HOLD.since.store(crate::arch::cpu::cycles(), Ordering::Relaxed);
     }
@@ -76,7 +72,7 @@ pub fn release() {
             HOLD.max.store(held_for, Ordering::Relaxed);
         }
     }
-    HOLD.owner.store(usize::MAX, Ordering::Relaxed);
+    crate::percpu::this().holds_lock.store(false, Ordering::Relaxed);
     // SeqCst here and in `sleep_until_served` (Dekker): either the waiter sees the new SERVING
     // and does not sleep, or we see it in SLEEPERS and wake it.
     let next = SERVING.fetch_add(1, Ordering::SeqCst) + 1;
@@ -130,5 +126,5 @@ pub fn max_hold(reset: bool) -> u64 {
 
 /// This hart holds the lock (for assertions).
 pub fn held() -> bool {
-    HOLD.owner.load(Ordering::Relaxed) == crate::arch::cpu::hart_id()
+    crate::arch::cpu::hart_id() != usize::MAX && crate::percpu::this().holds_lock.load(Ordering::Relaxed)
 }

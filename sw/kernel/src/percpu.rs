@@ -41,6 +41,9 @@ pub struct PerCpu {
     pub starts: AtomicU64,
     /// Times the idle loop came out of `wfi`: about one per interrupt when idling properly.
     pub idle_wakeups: AtomicU64,
+    /// This hart holds the kernel lock (`lock::held`): off the lines other harts write, so
+    /// taking the lock after another hart costs no miss on a shared "holder" word.
+    pub holds_lock: AtomicBool,
     /// This hart's event counters (`stats`), on lines of their own: counting is a load and a
     /// store relative to `tp`, no index arithmetic or bounds check on the hot path.
     pub stats: crate::stats::Row,
@@ -64,6 +67,7 @@ const INIT: PerCpu = PerCpu {
     handoff_retick: AtomicUsize::new(0),
     active_satp: AtomicUsize::new(0),
     active_asid: AtomicUsize::new(usize::MAX),
+    holds_lock: AtomicBool::new(false),
     stats: crate::stats::ROW,
 };
 
