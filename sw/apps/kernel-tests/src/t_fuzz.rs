@@ -453,15 +453,19 @@ pub fn fuzz(env: &mut Env) -> TResult {
         stalls = if now == last { stalls + 1 } else { 0 };
         last = now;
     }
-    // Workers: a bounded wait for the rest of their steps (their faults still served). The
-    // bound scales with how long the main thread took (a loaded host slows every hart alike):
-    // twice that, at least 30 s of machine time.
-    let main_ticks = rdtime().wrapping_sub(t0);
-    let bound = (2 * main_ticks).max(30 * env.bi.timebase_hz);
-    let w0 = rdtime();
-    while sget(S_DONE) < workers && rdtime().wrapping_sub(w0) < bound {
+    // Workers: wait for the rest of their steps (their faults still served) while they make
+    // progress; give up once none has finished a step or faulted for 30 s of machine time. A
+    // fixed bound on the whole wait failed on loaded hosts (QEMU's harts then get host time in
+    // uneven slices), although every worker was still moving.
+    let idle_bound = 30 * env.bi.timebase_hz;
+    let progress = || sget(S_WSTEPS) + sget(S_FAULTS) + sget(S_DONE);
+    let (mut seen, mut since) = (progress(), rdtime());
+    while sget(S_DONE) < workers && rdtime().wrapping_sub(since) < idle_bound {
         serve_faults(fault_ep, wthreads);
         syscall::yield_now();
+        if progress() != seen {
+            (seen, since) = (progress(), rdtime());
+        }
     }
     if sget(S_DONE) < workers {
         // Where the unfinished workers are, for the failure below.
