@@ -25,6 +25,7 @@ TESTS = {
     "rv_fp":        (1, 1_000_000),
     "rv_csr_irq":   (1, 1_000_000),
     "rv_sv39":      (1, 1_000_000),
+    "rv_asid":      (1, 1_000_000),
     "rv_atomic":    (4, 3_000_000),
     "nic_dma":      (4, 1_000_000, ["+nic"]),   # the NIC model with libslirp attached (no port forward); ~55 k cycles
 }

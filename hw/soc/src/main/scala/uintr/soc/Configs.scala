@@ -4,6 +4,7 @@ import freechips.rocketchip.config.Config
 import freechips.rocketchip.devices.debug.{DebugModuleKey, DefaultDebugModuleParams, ExportDebug, JTAG}
 import freechips.rocketchip.devices.tilelink._
 import freechips.rocketchip.diplomacy.DTSTimebase
+import freechips.rocketchip.rocket.ASIdBits
 import freechips.rocketchip.subsystem._
 import freechips.rocketchip.tile.XLen
 import uintr.platform.Platform
@@ -46,6 +47,12 @@ class WithUintrCoreFreq extends Config((site, here, up) => {
   }
 })
 
+/** satp.ASID implemented, and the TLBs tagged with it (core patch 0006): a switch of address
+  * space keeps the other spaces' translations. */
+class WithUintrAsids extends Config((site, here, up) => {
+  case ASIdBits => Platform.cpu.ASID_BITS.toInt
+})
+
 /** AXI4 ports to the PL: DRAM, the MMIO window, and the DMA slave port into the front bus. */
 class WithUintrPorts extends Config((site, here, up) => {
   case ExtMem => Some(MemoryPortParams(MasterPortParams(
@@ -77,6 +84,7 @@ class WithUintrJtagDebug extends Config((site, here, up) => {
 })
 
 class UintrBaseConfig extends Config(
+  new WithUintrAsids ++
   new WithUipiRoCC ++
   new WithUINTC ++
   new WithUintrBootROM ++
