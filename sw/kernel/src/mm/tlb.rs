@@ -24,20 +24,21 @@ const SATP_ASID_SHIFT: usize = 44;
 const ASID_MASK: usize = 0xffff;
 static HW_ASIDS: AtomicBool = AtomicBool::new(false);
 
-/// Per hart and bucket: the ASID this hart last flushed there and the generation it flushed at.
-/// Only that hart touches its row (with or without the kernel lock: `sched::run_handed`).
+/// Per hart and bucket: the ASID this hart last flushed there and the generation it flushed at
+/// (side by side: one line for the exit path's check). Only that hart touches its row (with or
+/// without the kernel lock: `sched::run_handed`).
 struct Seen {
-    asid: [AtomicUsize; BUCKETS],
-    gen: [AtomicU64; BUCKETS],
+    asid: AtomicUsize,
+    gen: AtomicU64,
 }
 
 impl Seen {
     const fn new() -> Self {
-        Seen { asid: [const { AtomicUsize::new(usize::MAX) }; BUCKETS], gen: [const { AtomicU64::new(0) }; BUCKETS] }
+        Seen { asid: AtomicUsize::new(usize::MAX), gen: AtomicU64::new(0) }
     }
 }
 
-static SEEN: [Seen; MAX_HARTS] = [const { Seen::new() }; MAX_HARTS];
+static SEEN: [[Seen; BUCKETS]; MAX_HARTS] = [const { [const { Seen::new() }; BUCKETS] }; MAX_HARTS];
 
 /// Whether satp keeps all 16 ASID bits (boot hart, once, before the others start: all harts
 /// are the same core). Writing an ASID changes nothing the kernel uses (its pages are global).
@@ -86,10 +87,9 @@ fn gen(asid: usize) -> u64 {
 /// under hardware ASID 0, which no VSpace gets (seL4's asidInvalid).
 #[inline(always)]
 pub fn switch_space(cpu: &PerCpu, satp: usize, asid: usize) {
-    let seen = &SEEN[cpu.hart];
-    let b = asid % BUCKETS;
+    let seen = &SEEN[cpu.hart][asid % BUCKETS];
     let gen = gen(asid);
-    let fresh = seen.asid[b].load(Ordering::Relaxed) == asid && seen.gen[b].load(Ordering::Relaxed) == gen;
+    let fresh = seen.asid.load(Ordering::Relaxed) == asid && seen.gen.load(Ordering::Relaxed) == gen;
     if hw_asids() {
         let hw = if asid <= ASID_MASK { asid } else { 0 };
         let satp = satp | hw << SATP_ASID_SHIFT;
@@ -116,8 +116,8 @@ pub fn switch_space(cpu: &PerCpu, satp: usize, asid: usize) {
         stats::count(stat::TLB_FLUSHES);
     }
     if !fresh {
-        seen.asid[b].store(asid, Ordering::Relaxed);
-        seen.gen[b].store(gen, Ordering::Relaxed);
+        seen.asid.store(asid, Ordering::Relaxed);
+        seen.gen.store(gen, Ordering::Relaxed);
     }
     cpu.active_asid.store(asid, Ordering::Relaxed);
 }
