@@ -9,14 +9,18 @@
 //!   thread sends async-capable calls through it and waits for their completion (spinning,
 //!   then waking the handler if it sleeps), and the futures of [`ops`] (or [`call`]) let many
 //!   coroutines have calls in flight at once, each awaiting its own reply.
+//! - [`Direct`]: the buffer driven by a serving loop of its own, with no futures: requests
+//!   tagged by the caller, queued in batches, completions taken back as (tag, completion).
 //! - Calls that cannot be async (`abi::asys::ASYNC_LABELS` lists the ones that can) stay sync,
 //!   and so does everything on a thread with no client installed.
 mod client;
+mod direct;
 mod hook;
 pub mod ops;
 mod request;
 
 pub use client::{unregister, Client, Step, SysBuf, Ticket};
+pub use direct::{Direct, Refused};
 pub use hook::{current, install, uninstall};
 pub use request::{Completion, Request};
 
@@ -84,15 +88,25 @@ pub fn call_blocking(s: &dyn Submit, r: &Request) -> Completion {
 /// [`Completion::into_result`]).
 #[must_use = "futures do nothing unless awaited"]
 pub struct Call {
-    s: Option<&'static dyn Submit>,
+    /// The thread's client, looked up at the first poll (a call built only for its request,
+    /// `ops::Op::request`, costs no look-up): `None` until then.
+    s: Option<Option<&'static dyn Submit>>,
     r: Request,
     t: Ticket,
 }
 
-/// Send `r` through this thread's installed client (the sync way if there is none).
+/// Send `r` through this thread's installed client (the sync way if there is none), from the
+/// first poll on.
 #[inline]
 pub fn call(r: Request) -> Call {
-    Call { s: current(), r, t: None }
+    Call { s: None, r, t: None }
+}
+
+impl Call {
+    /// The request this call sends.
+    pub fn request(&self) -> &Request {
+        &self.r
+    }
 }
 
 impl Future for Call {
@@ -100,7 +114,7 @@ impl Future for Call {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Completion> {
         let this = &mut *self;
-        let Some(s) = this.s else { return Poll::Ready(sync(&this.r)) };
+        let Some(s) = *this.s.get_or_insert_with(current) else { return Poll::Ready(sync(&this.r)) };
         match s.poll_call(&mut this.t, &this.r, Some(cx)) {
             Step::Done(c) => Poll::Ready(c),
             Step::Sync => Poll::Ready(sync(&this.r)),
@@ -111,7 +125,7 @@ impl Future for Call {
 
 impl Drop for Call {
     fn drop(&mut self) {
-        if let Some(s) = self.s {
+        if let Some(Some(s)) = self.s {
             s.drop_call(&mut self.t);
         }
     }

@@ -29,6 +29,14 @@ impl<T> Future for Op<T> {
 }
 
 impl<T> Op<T> {
+    /// The request this invocation sends (for [`super::Direct`], which queues requests
+    /// itself): the table in `crate::invoke::invocations!` stays the one place that knows
+    /// each invocation's arguments. Building the op to take this costs no client look-up.
+    #[inline]
+    pub fn request(&self) -> &Request {
+        self.call.request()
+    }
+
     /// An invocation as the typed functions write it (`crate::invoke::invocations!`: each
     /// async-capable one has an `_async` twin in its module, e.g. `vspace::page_map_async`).
     #[inline]

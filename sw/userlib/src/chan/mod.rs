@@ -40,7 +40,7 @@ pub use client::{Call, Client};
 pub use layout::{chan_bytes, ChanMem, Side, CHAN_HEADER_BYTES};
 pub use msg::{Msg, BAD_REQUEST};
 pub use park::{Endpoint, ThreadPark, MAX_ENDPOINTS, REMOTE_SPIN_CYCLES};
-pub use server::Server;
+pub use server::{Owed, Server};
 
 /// Why a call or a dispatcher ended without a reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

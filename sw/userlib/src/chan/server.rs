@@ -199,6 +199,49 @@ impl Server {
         }
     }
 
+    /// Take the next request for a server that handles requests itself, with no task per
+    /// request (it answers each with [`Server::answer`], now or once its work completes, in
+    /// any order): Ready(Ok) with the request and what its reply is owed to, Pending with the
+    /// caller's waker kept (by the ring, or by the thread's park hook) while the ring is empty
+    /// or the reply ring has no slot for it beside every request still owed an answer,
+    /// Ready(Err) when the channel ended (as `serve`). A request that does not decode is
+    /// answered BAD_REQUEST here. One of `take`, `serve`, `serve_inline` per server.
+    pub fn take(&'static self, cx: &mut Context<'_>) -> Poll<Result<(Owed, Msg), ChanError>> {
+        loop {
+            let inner = self.inner();
+            if let Some(e) = inner.ended() {
+                return Poll::Ready(Err(e));
+            }
+            let Some(free) = inner.reply_space() else {
+                inner.broken = Some(ChanError::Corrupt);
+                continue;
+            };
+            if free <= inner.in_flight {
+                inner.want_space = true;
+                inner.dispatcher = Some(cx.waker().clone());
+                return Poll::Pending;
+            }
+            inner.want_space = false;
+            let item = match inner.pop_request(cx, &self.signals) {
+                Ok(Some(item)) => item,
+                Ok(None) => return Poll::Pending,
+                Err(()) => continue,
+            };
+            // Its reply slot, until `answer` (or the BAD_REQUEST below) gives it back.
+            inner.in_flight += 1;
+            self.max_in_flight.fetch_max(inner.in_flight, Ordering::Relaxed);
+            match Msg::from_item(&item) {
+                Some(m) => return Poll::Ready(Ok((Owed(item.id), m))),
+                None => self.reply(item.id, Msg::new(BAD_REQUEST, &[]).unwrap_or_default()),
+            }
+        }
+    }
+
+    /// Answer a request [`Server::take`] gave (dropped if the channel ended meanwhile).
+    pub fn answer(&self, owed: Owed, msg: Msg) {
+        self.reply(owed.0, msg);
+    }
+
     /// The dispatcher for handlers that never wait (the published design's loop: pop, handle,
     /// push): each request is handled right here, with no task per request, so a request costs
     /// a pop, the handler and a push. Use [`Server::serve`] when handlers await. One of the two
@@ -268,6 +311,12 @@ impl Server {
         }
     }
 }
+
+/// What a request taken with [`Server::take`] is owed: one reply, which holds a slot of the
+/// reply ring until [`Server::answer`] spends this (so it is neither `Copy` nor `Clone`).
+#[must_use = "a taken request holds a reply slot until it is answered"]
+#[derive(Debug, PartialEq, Eq)]
+pub struct Owed(u64);
 
 /// A handler's task: its future, polled in place, then its reply. (An `async` block around
 /// the handler's future would hold it twice and move it at the first poll: a copy of a large

@@ -137,6 +137,50 @@ fn serve_first_answers_at_once_or_spawns() {
 }
 
 #[test]
+fn taken_requests_are_answered_in_any_order() {
+    // A server loop of its own (no task per request): it takes requests while the reply ring
+    // has a slot for each one owed, and answers them later, out of order; an undecodable one
+    // is answered BAD_REQUEST by `take` itself. The client is played by raw ring handles.
+    let (_rt, park) = runtime();
+    let mem = chan_mem();
+    let srv = leak(Server::new());
+    srv.attach(mem, 0, park).unwrap();
+    let (mut req, mut rep) = (mem.requests().producer(), mem.replies().consumer());
+    let call = |i: u64| Item { id: 100 + i, label: 3, len: 1, payload: [i, 0, 0, 0, 0, 0] };
+    let _ = req.push(&Item { id: 7, label: 1, len: 9, payload: [0; 6] }).unwrap();
+    for i in 0..CAP as u64 - 1 {
+        let _ = req.push(&call(i)).unwrap();
+    }
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut owed = vec![];
+    while let Poll::Ready(r) = srv.take(&mut cx) {
+        owed.push(r.unwrap());
+    }
+    // The BAD_REQUEST's reply is in the ring: one slot fewer for the rest, every one of them
+    // taken with its words.
+    assert_eq!(owed.len(), CAP - 1);
+    assert!(owed.iter().enumerate().all(|(i, (_, m))| m.label == 3 && m.words() == [i as u64]));
+    // Another request, but every reply slot is owed or full: it waits in its ring.
+    let _ = req.push(&call(99)).unwrap();
+    assert!(srv.take(&mut cx).is_pending(), "no reply slot for it");
+    let bad = rep.pop().unwrap().unwrap().item;
+    assert_eq!((bad.id, bad.label), (7, BAD_REQUEST));
+    // Answered newest first: each reply names its request.
+    for (o, m) in owed.into_iter().rev() {
+        srv.answer(o, Msg::new(4, &[m.word(0) * 3]).unwrap());
+    }
+    for i in (0..CAP as u64 - 1).rev() {
+        let r = rep.pop().unwrap().unwrap().item;
+        assert_eq!((r.id, r.label, r.payload().unwrap()), (100 + i, 4, &[3 * i][..]));
+    }
+    let Poll::Ready(Ok((o, m))) = srv.take(&mut cx) else { panic!("the waiting request") };
+    assert_eq!(m.words(), [99]);
+    srv.answer(o, Msg::default());
+    assert_eq!(rep.pop().unwrap().unwrap().item.id, 199);
+    assert_eq!(srv.replies.load(Ordering::Relaxed), CAP + 1);
+}
+
+#[test]
 fn loopback_inline_dispatcher() {
     let (rt, park) = runtime();
     let mem = chan_mem();

@@ -1,11 +1,12 @@
 //! The memory-allocator server: retypes its frames from the Untyped the root task gave it,
 //! then serves its client's channel. MAP and UNMAP are checked against its bookkeeping
 //! (`mem_server::pool`) and then done with Page_Map / Page_Unmap on its frame caps and the
-//! client's VSpace cap, through the invocation API's futures (`vspace::page_map_async`,
-//! `page_unmap_async`): in mode `sync` these are system calls; in mode `async` the thread has
-//! registered a syscall buffer and installed its client, and the same calls go through the
-//! buffer (see README.md). One task per request (`chan::Server::serve`), so in async mode many
-//! calls can be in the kernel's ring at once.
+//! client's VSpace cap: in mode `sync` as system calls, right where the request is taken; in
+//! mode `async` through the syscall buffer the thread registered (`asys::Direct`): the
+//! request's call is queued under a tag (`mem_server::flights` keeps what to answer and
+//! undo), many in the kernel at once, and the client is answered from the completion. No
+//! task and no future per request: one loop takes requests, queues their calls in a batch
+//! and answers the completions in a batch (see README.md).
 #![cfg_attr(target_arch = "riscv64", no_std, no_main)]
 
 #[cfg(not(target_arch = "riscv64"))]
@@ -16,42 +17,50 @@ mod rt {
     use abi::bootinfo::process::{ProcessInfo, CNODE};
     use abi::{object, MessageInfo};
     use core::cell::UnsafeCell;
-    use core::future::Future;
+    use core::future::poll_fn;
     use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
-    use mem_server::gate::Gate;
-    use mem_server::pool::Pool;
+    use core::task::{Context, Poll};
+    use mem_server::flights::Flights;
+    use mem_server::pool::{Op, Pool};
     use mem_server::proto::{
         self, caps, control, req, slots, status, CAP, CHAN_VA, FRAMES, POOL_PAGES, POOL_VA, SYSBUF_CAP, SYSBUF_VA,
         SYSBUF_VECTOR,
     };
-    use userlib::asys;
-    use userlib::chan::{ChanMem, Msg, Server, ThreadPark};
-    use userlib::invoke::{rights, vm_attr};
+    use userlib::asys::{self, Direct};
+    use userlib::chan::{ChanError, ChanMem, Msg, Owed, Server, ThreadPark};
+    use userlib::invoke::{self, rights, vm_attr};
     use userlib::task::Executor;
     use userlib::{ipc, println, syscall, untyped, vspace};
 
     userlib::entry!(main);
 
-    /// A task per MAP or UNMAP: its future (`map_or_unmap`, ~230 bytes with the async system
-    /// call inside) fits 256 bytes. As many tasks as the syscall buffer takes calls in flight:
-    /// a request beyond them waits in the channel's ring (the dispatcher holds one while no
-    /// slot is free), not in a task parked at the gate, so the tasks in flight stay few and
-    /// within the data cache (136 slots, most of them waiting at the gate at 64 in flight,
-    /// cost a wake, a poll and a cold slot each). The executor is initialised data, so its
-    /// size is the ELF's and the root task copies it.
-    static EXEC: Executor<SYSBUF_CAP, 256> = Executor::new();
+    /// The serving loop is the executor's root future (`block_on`), and it spawns nothing.
+    static EXEC: Executor<1, 64> = Executor::new();
     static PARK: ThreadPark = ThreadPark::new();
     static SERVER: Server = Server::new();
 
-    /// The bookkeeping: one thread (its tasks take turns and hold no reference across an
-    /// await).
-    struct State(UnsafeCell<Pool<POOL_PAGES, FRAMES>>);
+    /// The bookkeeping and the requests in the kernel: one thread, one loop (no reference is
+    /// kept across a call that could reach them again).
+    struct State<T>(UnsafeCell<T>);
     // SAFETY: see State.
-    unsafe impl Sync for State {}
-    static POOL: State = State(UnsafeCell::new(Pool::new(POOL_VA)));
+    unsafe impl<T> Sync for State<T> {}
+    static POOL: State<Pool<POOL_PAGES, FRAMES>> = State(UnsafeCell::new(Pool::new(POOL_VA)));
     fn pool() -> &'static mut Pool<POOL_PAGES, FRAMES> {
         // SAFETY: see State; callers keep the reference within one synchronous stretch.
         unsafe { &mut *POOL.0.get() }
+    }
+
+    /// A MAP or UNMAP whose system call is in the syscall buffer: whom to answer, and the
+    /// pool's operation to finish, when its completion comes.
+    struct Flight {
+        owed: Owed,
+        op: Op,
+        va: u64,
+    }
+    static FLIGHTS: State<Flights<Flight, SYSBUF_CAP>> = State(UnsafeCell::new(Flights::new()));
+    fn flights() -> &'static mut Flights<Flight, SYSBUF_CAP> {
+        // SAFETY: as `pool`.
+        unsafe { &mut *FLIGHTS.0.get() }
     }
 
     static MAPS: AtomicUsize = AtomicUsize::new(0);
@@ -89,7 +98,7 @@ mod rt {
             userlib::time::now() * (platform::clock::CORE_HZ / platform::clock::TIMEBASE_HZ) as u64,
             m[1]
         );
-        let why = rt.block_on(SERVER.serve_first(rt, 10, answer_now, handle));
+        let why = rt.block_on(poll_fn(serve));
         // The client never closes its side: any end is a failure the run must report.
         panic!("channel ended: {:?}", why);
     }
@@ -101,13 +110,113 @@ mod rt {
         Msg::new(label, words).unwrap_or_default()
     }
 
-    /// The reply of a request answered at once (all but MAP and UNMAP), or None: a task runs
-    /// `map_or_unmap` for it (`chan::Server::serve_first`, so the task's future is that async
-    /// fn alone, built in place, with no variant for the other requests to copy around).
-    fn answer_now(m: &Msg) -> Option<Msg> {
+    /// The serving loop: answer the completions that came (they free tags and reply slots),
+    /// take requests while a tag is free, queue their system calls, then publish the batch;
+    /// again until neither side had anything. Pending with the waker kept by the channel
+    /// (requests, reply slots) and by the buffer (completions), which the park hook wakes.
+    fn serve(cx: &mut Context<'_>) -> Poll<ChanError> {
+        loop {
+            let mut progress = false;
+            match ASYS.drain(complete) {
+                Ok(n) => progress |= n > 0,
+                // The kernel broke our buffer: its calls in flight will never complete.
+                Err(_) => ASYS.abandon(stranded),
+            }
+            while !flights().is_full() {
+                match SERVER.take(cx) {
+                    Poll::Ready(Ok((owed, m))) => {
+                        progress = true;
+                        handle(owed, m);
+                    }
+                    Poll::Ready(Err(e)) => return Poll::Ready(e),
+                    Poll::Pending => break,
+                }
+            }
+            // One index store and at most one WakeSyscallHandler for the batch.
+            ASYS.flush();
+            if !progress {
+                ASYS.register(cx);
+                return Poll::Pending;
+            }
+        }
+    }
+
+    /// A request: MAP and UNMAP checked by the pool, then their system call (now in mode
+    /// sync, queued in mode async); the others answered at once.
+    fn handle(owed: Owed, m: Msg) {
         let w = m.words();
-        Some(match (m.label, w.len()) {
-            (req::MAP, 1) | (req::UNMAP, 1) => return None,
+        let map = match (m.label, w.len()) {
+            (req::MAP, 1) => true,
+            (req::UNMAP, 1) => false,
+            _ => return SERVER.answer(owed, answer_now(&m)),
+        };
+        let va = w[0];
+        let op = match if map { pool().begin_map(va) } else { pool().begin_unmap(va) } {
+            Ok(op) => op,
+            Err(s) => return SERVER.answer(owed, reply(s, &[va])),
+        };
+        SYSCALLS.fetch_add(1, Relaxed);
+        // The invocation as the API's table writes it; only its request is used.
+        let frame = slots::FRAMES + op.frame;
+        let call = if map {
+            let at = POOL_VA + op.page * proto::PAGE;
+            vspace::page_map_async(frame, slots::CLIENT_VSPACE, at, rights::READ_WRITE, vm_attr::EXECUTE_NEVER)
+        } else {
+            vspace::page_unmap_async(frame)
+        };
+        let r = call.request();
+        let mut owed = owed;
+        if MODE.load(Relaxed) == proto::MODE_ASYNC as usize {
+            // `serve` takes requests only while a tag is free; if none were, or the ring has
+            // no room, or the buffer broke: the sync way.
+            owed = match flights().insert(Flight { owed, op, va }) {
+                Ok(tag) => match ASYS.submit(tag, r) {
+                    Ok(()) => return,
+                    Err(_) => match flights().take(tag) {
+                        Some(f) => f.owed,
+                        None => return,
+                    },
+                },
+                Err(f) => f.owed,
+            };
+        }
+        finish(owed, op, va, r.sync().map(|_| ()));
+    }
+
+    /// A completion from the kernel: its request's answer.
+    fn complete(tag: usize, c: asys::Completion) {
+        // `Direct` hands back only tags it was given, each once: the record is there.
+        if let Some(f) = flights().take(tag) {
+            finish(f.owed, f.op, f.va, c.into_result().map(|_| ()));
+        }
+    }
+
+    /// A call whose completion will never come (the buffer broke): whether the kernel did it
+    /// is unknown, so its page stays busy; the client hears KERNEL.
+    fn stranded(tag: usize) {
+        if let Some(f) = flights().take(tag) {
+            SERVER.answer(f.owed, reply(status::KERNEL, &[f.va, 0]));
+        }
+    }
+
+    /// The system call of `op` (for the request at `va`) returned `r`: the pool follows it,
+    /// the client is answered.
+    fn finish(owed: Owed, op: Op, va: u64, r: invoke::Result<()>) {
+        pool().finish(op, r.is_ok());
+        let msg = match r {
+            Ok(()) => {
+                (if op.map { &MAPS } else { &UNMAPS }).fetch_add(1, Relaxed);
+                reply(status::OK, &[va, op.frame as u64])
+            }
+            Err(e) => reply(status::KERNEL, &[va, e.code as u64]),
+        };
+        SERVER.answer(owed, msg);
+    }
+
+    /// The reply of every request but a well-formed MAP or UNMAP.
+    fn answer_now(m: &Msg) -> Msg {
+        let w = m.words();
+        match (m.label, w.len()) {
             (req::MODE, 1) => set_mode(w[0]),
             (req::SPIN, 1) => {
                 PARK.setup(caps::WAKE, w[0] as usize);
@@ -118,54 +227,17 @@ mod rt {
                 reply(status::OK, &[s[0], s[1], s[2], s[3], pool().free_frames() as u64])
             }
             _ => reply(status::BAD_REQUEST, &[]),
-        })
-    }
-
-    /// A MAP or UNMAP (the only requests `answer_now` declines).
-    fn handle(m: Msg) -> impl Future<Output = Msg> {
-        map_or_unmap(m.label == req::MAP, m.word(0))
-    }
-
-    /// MAP or UNMAP of the page at `va`: checked by the pool, then the system call through the
-    /// ordinary API's async form: a system call while no async client is installed (mode
-    /// sync), a request in the syscall buffer otherwise, many of them in flight at once (one
-    /// per task). One async fn, so a task's future stays small (it is copied into its slot).
-    async fn map_or_unmap(map: bool, va: u64) -> Msg {
-        let op = if map { pool().begin_map(va) } else { pool().begin_unmap(va) };
-        let op = match op {
-            Ok(op) => op,
-            Err(s) => return reply(s, &[va]),
-        };
-        SYSCALLS.fetch_add(1, Relaxed);
-        // No more calls in flight than the buffer's table holds (sync calls never wait here).
-        GATE.acquire().await;
-        let frame = slots::FRAMES + op.frame;
-        let r = if op.map {
-            let va = POOL_VA + op.page * proto::PAGE;
-            vspace::page_map_async(frame, slots::CLIENT_VSPACE, va, rights::READ_WRITE, vm_attr::EXECUTE_NEVER).await
-        } else {
-            vspace::page_unmap_async(frame).await
-        };
-        GATE.release();
-        pool().finish(op, r.is_ok());
-        match r {
-            Ok(()) => {
-                (if map { &MAPS } else { &UNMAPS }).fetch_add(1, Relaxed);
-                reply(status::OK, &[va, op.frame as u64])
-            }
-            Err(e) => reply(status::KERNEL, &[va, e.code as u64]),
         }
     }
-    static GATE: Gate<{ CAP + 8 }> = Gate::new(SYSBUF_CAP as u64);
 
-    /// Our syscall buffer: registered and attached at the first switch to async, then the
-    /// mode is whether the client is installed (the hook routes the calls through it).
-    static ASYS: asys::Client<SYSBUF_CAP> = asys::Client::new();
+    /// Our syscall buffer: registered and attached to the park hook at the first switch to
+    /// async; from then on the mode says whether MAP and UNMAP go through it.
+    static ASYS: Direct<SYSBUF_CAP> = Direct::new();
     static ASYS_READY: AtomicBool = AtomicBool::new(false);
 
     fn set_mode(mode: u64) -> Msg {
         match mode {
-            proto::MODE_SYNC => asys::uninstall(),
+            proto::MODE_SYNC => {}
             proto::MODE_ASYNC => {
                 if !ASYS_READY.load(Relaxed) {
                     let buf = asys::SysBuf {
@@ -182,13 +254,10 @@ mod rt {
                         println!("[mem-server] TCB_RegisterSyscallBuffer: {:?}", e);
                         return reply(status::UNSUPPORTED, &[mode]);
                     }
-                    if ASYS.attach(&buf, Some(&PARK)).is_none() {
+                    if ASYS.attach(&buf, &PARK).is_none() {
                         return reply(status::UNSUPPORTED, &[mode]);
                     }
                     ASYS_READY.store(true, Relaxed);
-                }
-                if !asys::install(&ASYS) {
-                    return reply(status::UNSUPPORTED, &[mode]);
                 }
             }
             _ => return reply(status::BAD_REQUEST, &[mode]),
