@@ -11,6 +11,8 @@
 //!   per request on the thread's executor (handlers may await, so they run concurrently); each
 //!   handler pushes its own reply. It takes a request only while the reply ring has a free slot
 //!   for every handler in flight, so a reply push never finds the ring full.
+//!   [`Server::serve_keeping`] may also keep a request by what it is [`Owed`] (its reply slot
+//!   held, no task) for [`Server::answer`] from other code of the serving thread.
 //! - Adaptive notification: a side signals its peer (`uipi.send`) only when the peer's ring
 //!   flag says it sleeps. A thread's [`ThreadPark`] (the executor's `Park` hook) first polls
 //!   its rings for a while if it was given a spin budget (peer on another hart), then announces

@@ -103,7 +103,7 @@ impl Server {
         H: Fn(Msg) -> F,
         F: Future<Output = Msg> + 'static,
     {
-        poll_fn(|cx| self.dispatch(cx, rt, prio, &|_: &Msg| None, &handler)).await
+        poll_fn(|cx| self.dispatch(cx, rt, prio, &|_: &Msg, _: &mut Option<Owed>| None, &handler)).await
     }
 
     /// [`Server::serve`], with each request offered to `now` first: a handler that answers at
@@ -122,6 +122,28 @@ impl Server {
         H: Fn(Msg) -> F,
         F: Future<Output = Msg> + 'static,
     {
+        let now = |m: &Msg, _: &mut Option<Owed>| now(m);
+        poll_fn(|cx| self.dispatch(cx, rt, prio, &now, &handler)).await
+    }
+
+    /// [`Server::serve_first`], where `now` may also keep a request to answer it later without
+    /// a task: it takes what the request is [`Owed`] out of its second argument, and whatever
+    /// code of the serving thread sees the answer come (a poller, say) gives it to
+    /// [`Server::answer`]. A kept request holds its reply slot until then (what `now` returns
+    /// for it is ignored). For a request that waits on an event the program already watches,
+    /// this saves the task (spawn, wake-up, polls) per request.
+    pub async fn serve_keeping<const N: usize, const S: usize, I, H, F>(
+        &'static self,
+        rt: Handle<N, S>,
+        prio: Priority,
+        now: I,
+        handler: H,
+    ) -> ChanError
+    where
+        I: Fn(&Msg, &mut Option<Owed>) -> Option<Msg>,
+        H: Fn(Msg) -> F,
+        F: Future<Output = Msg> + 'static,
+    {
         poll_fn(|cx| self.dispatch(cx, rt, prio, &now, &handler)).await
     }
 
@@ -134,7 +156,7 @@ impl Server {
         handler: &H,
     ) -> Poll<ChanError>
     where
-        I: Fn(&Msg) -> Option<Msg>,
+        I: Fn(&Msg, &mut Option<Owed>) -> Option<Msg>,
         H: Fn(Msg) -> F,
         F: Future<Output = Msg> + 'static,
     {
@@ -169,7 +191,16 @@ impl Server {
                 continue;
             };
             // The handlers are the program's code: no reference into `inner` lives across them.
-            if let Some(r) = now(&msg) {
+            let mut owed = Some(Owed(item.id));
+            let r = now(&msg, &mut owed);
+            if owed.is_none() {
+                // Kept: its reply slot stays taken until `answer`.
+                let inner = self.inner();
+                inner.in_flight += 1;
+                self.max_in_flight.fetch_max(inner.in_flight, Ordering::Relaxed);
+                continue;
+            }
+            if let Some(r) = r {
                 // Its credit, given back by `reply` at once.
                 self.inner().in_flight += 1;
                 self.reply(item.id, r);
@@ -237,7 +268,8 @@ impl Server {
         }
     }
 
-    /// Answer a request [`Server::take`] gave (dropped if the channel ended meanwhile).
+    /// Answer a request [`Server::take`] gave, or one `serve_keeping`'s `now` kept (dropped if
+    /// the channel ended meanwhile).
     pub fn answer(&self, owed: Owed, msg: Msg) {
         self.reply(owed.0, msg);
     }
@@ -312,8 +344,9 @@ impl Server {
     }
 }
 
-/// What a request taken with [`Server::take`] is owed: one reply, which holds a slot of the
-/// reply ring until [`Server::answer`] spends this (so it is neither `Copy` nor `Clone`).
+/// What a request taken with [`Server::take`] (or kept by `serve_keeping`'s `now`) is owed:
+/// one reply, which holds a slot of the reply ring until [`Server::answer`] spends this (so it
+/// is neither `Copy` nor `Clone`).
 #[must_use = "a taken request holds a reply slot until it is answered"]
 #[derive(Debug, PartialEq, Eq)]
 pub struct Owed(u64);

@@ -181,6 +181,44 @@ fn taken_requests_are_answered_in_any_order() {
 }
 
 #[test]
+fn serve_keeping_answers_kept_requests_later() {
+    // Label 50 is kept (its `Owed` taken, no task); the others are doubled by `now`. The kept
+    // ones hold their credits while the rest are served past a lap of the ring, and their
+    // answers, given later outside any task, reach the right calls.
+    let (rt, park) = runtime();
+    let mem = chan_mem();
+    let (srv, cl) = connected::<CAP>(mem, park);
+    let kept: &'static std::sync::Mutex<Vec<(Owed, u64)>> = leak(std::sync::Mutex::new(Vec::new()));
+    let now = move |m: &Msg, t: &mut Option<Owed>| {
+        if m.label == 50 {
+            kept.lock().unwrap().push((t.take().unwrap(), m.word(0)));
+            return None;
+        }
+        Some(Msg::new(m.label + 1, &[m.word(0) * 2]).unwrap())
+    };
+    rt.spawn(10, srv.serve_keeping(rt, 10, now, double)).unwrap().detach();
+    let held: Vec<_> = (0..3u64).map(|i| rt.spawn(5, cl.call(Msg::new(50, &[i]).unwrap())).unwrap()).collect();
+    assert_eq!(doubled_in_turn(rt, cl, 5 * CAP as u64), 5 * CAP as u64);
+    assert!(held.iter().all(|h| !h.is_finished()), "kept calls wait for their answers");
+    assert_eq!(kept.lock().unwrap().len(), 3);
+    assert_eq!(srv.max_in_flight.load(Ordering::Relaxed), 3, "the three kept (answers at once are not counted)");
+    for (t, w) in kept.lock().unwrap().drain(..) {
+        srv.answer(t, Msg::new(51, &[w + 1000]).unwrap());
+    }
+    let got: Vec<_> = rt.block_on(async {
+        let mut v = Vec::new();
+        for h in held {
+            v.push(h.await.unwrap());
+        }
+        v
+    });
+    assert_eq!(got.iter().map(|m| (m.label, m.word(0))).collect::<Vec<_>>(), [(51, 1000), (51, 1001), (51, 1002)]);
+    assert_eq!(srv.replies.load(Ordering::Relaxed), 5 * CAP + 3);
+    // The credits came back: the dispatcher still serves.
+    assert_eq!(doubled_in_turn(rt, cl, 4), 4);
+}
+
+#[test]
 fn loopback_inline_dispatcher() {
     let (rt, park) = runtime();
     let mem = chan_mem();
