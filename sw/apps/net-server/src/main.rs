@@ -31,7 +31,7 @@ mod sync_ipc;
 mod virtio;
 
 #[cfg(target_arch = "riscv64")]
-pub use rt::{clock, nic, nic_stats, DATA};
+pub use rt::{clock, nic, nic_stats, DATA, SERVER};
 
 #[cfg(target_arch = "riscv64")]
 mod rt {
@@ -62,7 +62,8 @@ mod rt {
     const TIMER_VECTOR: usize = 3;
     static TIMERS: Timers = Timers::new();
     static CLOCK: KernelClock = KernelClock::new(TIMER_VECTOR);
-    static SERVER: Server = Server::new();
+    /// The client's channel (async variant); the poller answers kept requests on it.
+    pub static SERVER: Server = Server::new();
     static NIC_EVENTS: poller::NicEvents = poller::NicEvents { park: &PARK };
 
     /// Where the data area is mapped (handlers read it as bytes only).
@@ -246,7 +247,7 @@ mod rt {
         if rt.spawn(1, poller::run(Some(timers))).map(|h| h.detach()).is_err() {
             fail("poller task");
         }
-        let why = rt.block_on(SERVER.serve_first(rt, 10, service::now, service::handle));
+        let why = rt.block_on(SERVER.serve_keeping(rt, 10, service::now_keeping, service::handle));
         println!(
             "[net-server] client channel ended: {:?} ({} replies, {} polls, {} on smoltcp's deadline, {} interrupts)",
             why,

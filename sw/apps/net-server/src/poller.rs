@@ -131,10 +131,17 @@ pub async fn run(timers: Option<TimerHandle>) {
         }
         KICK.store(false, Ordering::Relaxed);
         let now = clock::now();
-        let (before, after) = stack::with(|s| {
+        let before = stack::with(|s| {
             let before = s.stats.half_open_dropped;
-            s.poll(now, nic);
-            (before, s.stats.half_open_dropped)
+            s.poll_in(now, nic);
+            before
+        });
+        // Kept SENDRECVs whose data came (or whose socket ended) are answered right here,
+        // before the egress pass: the client works on them meanwhile.
+        crate::service::answer_kept();
+        let after = stack::with(|s| {
+            s.poll_out(now, nic);
+            s.stats.half_open_dropped
         });
         if after > before {
             userlib::println!("[net-server] dropped {} half-open connections ({} so far)", after - before, after);

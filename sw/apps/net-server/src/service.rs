@@ -2,6 +2,7 @@
 //! each. Handlers that must wait (ACCEPT, RECV, SEND) register with smoltcp's socket wakers or
 //! the listener and sleep; whatever changes a socket kicks the poller so smoltcp sends it.
 //! Every number in a request is checked here: socket, listener, offset and length.
+use crate::local::Local;
 use crate::poller::kick;
 use crate::stack::{self, Use};
 use crate::{nic_stats, DATA};
@@ -9,7 +10,7 @@ use core::future::poll_fn;
 use core::task::{Poll, Waker};
 use netproto::{error, label, rx_offset, tx_offset, BUF_BYTES, OK, SOCKETS};
 use smoltcp::socket::tcp;
-use userlib::chan::Msg;
+use userlib::chan::{Msg, Owed};
 
 fn reply(label: u32, words: &[u64]) -> Msg {
     Msg::new(label, words).unwrap_or_default()
@@ -58,6 +59,116 @@ pub fn now(m: &Msg) -> Option<Msg> {
         label::SENDRECV => spans(m).is_none().then(|| err(error::BAD_ARGUMENT)),
         label::ACCEPT => None,
         _ => Some(err(error::BAD_LABEL)),
+    }
+}
+
+/// The async variant's `now` (`chan::Server::serve_keeping`): as [`now`], and a SENDRECV whose
+/// bytes all fit in smoltcp's send buffer is sent at once and, when its RECV must wait, kept
+/// (what it is `Owed` taken) for the poller to answer after a smoltcp run brings data
+/// ([`answer_kept`]): no task per request. One that must wait for room gets a task (`handle`).
+pub fn now_keeping(m: &Msg, owed: &mut Option<Owed>) -> Option<Msg> {
+    if m.label != label::SENDRECV {
+        return now(m);
+    }
+    match spans(m) {
+        Some((s, send_off, n, recv_off, max)) => send_recv_now(s, send_off, n, recv_off, max, owed),
+        None => Some(err(error::BAD_ARGUMENT)),
+    }
+}
+
+/// A SENDRECV's RECV kept for the poller: what it is owed and the receive range.
+struct Kept {
+    owed: Owed,
+    off: usize,
+    max: usize,
+}
+
+/// The kept SENDRECVs, one a socket at most, and how many there are (the poller's look after
+/// each smoltcp run costs nothing while none is kept, as in the sync variant).
+struct KeptTable {
+    by_sock: [Option<Kept>; SOCKETS],
+    count: usize,
+}
+
+static KEPT: Local<KeptTable> = Local::new(KeptTable { by_sock: [const { None }; SOCKETS], count: 0 });
+
+fn send_recv_now(
+    sock: usize,
+    send_off: usize,
+    n: usize,
+    recv_off: usize,
+    max: usize,
+    owed: &mut Option<Owed>,
+) -> Option<Msg> {
+    // A second SENDRECV on a socket whose first still waits (the client's mistake): a task.
+    if KEPT.with(|k| k.by_sock[sock].is_some()) {
+        return None;
+    }
+    let src = DATA.load(core::sync::atomic::Ordering::Relaxed) + tx_offset(sock) + send_off;
+    let sent = stack::with(|s| {
+        if !owned(s, sock) {
+            return Some(Err(err(error::BAD_SOCKET)));
+        }
+        let t = s.tcp(sock);
+        if !t.may_send() {
+            return Some(Err(err(error::RESET)));
+        }
+        if t.send_capacity() - t.send_queue() < n {
+            return None;
+        }
+        // Twice at most: the free part of smoltcp's ring may wrap.
+        let mut done = 0;
+        while done < n {
+            let got = t.send(|b| {
+                let k = b.len().min(n - done);
+                // SAFETY: [src + done, src + n) lies in the socket's send buffer of the data
+                // area (checked by `spans`); what the client writes there meanwhile is its own
+                // business.
+                unsafe { core::ptr::copy_nonoverlapping((src + done) as *const u8, b.as_mut_ptr(), k) };
+                (k, k)
+            });
+            match got {
+                Ok(k) if k > 0 => done += k,
+                _ => return Some(Err(err(error::RESET))),
+            }
+        }
+        Some(Ok(()))
+    });
+    match sent? {
+        Err(m) => return Some(m),
+        Ok(()) => kick(),
+    }
+    if let Some(m) = recv_once(sock, recv_off, max, None) {
+        return Some(m);
+    }
+    // Always there from `serve_keeping` (without it the request would be sent twice by a task).
+    let Some(owed) = owed.take() else { return Some(err(error::BAD_ARGUMENT)) };
+    KEPT.with(|k| {
+        k.by_sock[sock] = Some(Kept { owed, off: recv_off, max });
+        k.count += 1;
+    });
+    None
+}
+
+/// After a smoltcp run (the poller): answer every kept SENDRECV whose RECV can be answered now
+/// (data came, the peer closed, the socket was reset or closed by the client).
+pub fn answer_kept() {
+    let mut left = KEPT.with(|k| k.count);
+    let mut sock = 0;
+    while left > 0 && sock < SOCKETS {
+        if let Some((off, max)) = KEPT.with(|k| k.by_sock[sock].as_ref().map(|k| (k.off, k.max))) {
+            left -= 1;
+            if let Some(m) = recv_once(sock, off, max, None) {
+                let kept = KEPT.with(|k| {
+                    k.count -= 1;
+                    k.by_sock[sock].take()
+                });
+                if let Some(kept) = kept {
+                    crate::SERVER.answer(kept.owed, m);
+                }
+            }
+        }
+        sock += 1;
     }
 }
 
@@ -236,6 +347,10 @@ fn close(sock: usize) -> Msg {
     });
     if !ok {
         return err(error::BAD_SOCKET);
+    }
+    // A SENDRECV kept on it ends now, before the socket can serve another connection.
+    if let Some(k) = KEPT.with(|k| k.by_sock[sock].take().inspect(|_| k.count -= 1)) {
+        crate::SERVER.answer(k.owed, err(error::BAD_SOCKET));
     }
     kick();
     reply(OK, &[])

@@ -291,7 +291,10 @@ impl Stack {
     /// taken one at a time (`Interface::poll` less its maintenance, which our features leave
     /// empty), and after one that may have been a SYN the listeners' backlogs are topped up
     /// before the next: each SYN finds a socket in Listen as long as free ones are left.
-    pub fn poll(&mut self, now: Instant, nic: &dyn Driver) {
+    ///
+    /// In two halves, `poll_in` and `poll_out`: between them the poller hands the data that
+    /// came to the client, whose work on it then overlaps the egress pass.
+    pub fn poll_in(&mut self, now: Instant, nic: &dyn Driver) {
         let t = now.total_micros();
         if self.half_open_at.is_some_and(|at| at <= t) {
             self.maintain(t, false);
@@ -302,6 +305,12 @@ impl Stack {
                 self.maintain(t, true);
             }
         }
+    }
+
+    /// The second half of a run (`poll_in`): frames out, then the sockets' uses.
+    pub fn poll_out(&mut self, now: Instant, nic: &dyn Driver) {
+        let t = now.total_micros();
+        let mut dev = Frames::new(nic);
         // One egress pass (a segment per socket at most): `Interface::poll` repeats it until a
         // pass sends nothing, which for request/response traffic is a second pass over every
         // socket per run for nothing. A socket with more to send says so in its deadline
