@@ -8,10 +8,10 @@ use crate::ipc::{A0, A1};
 use crate::object::endpoint::{unlink, Endpoint, EpState};
 use crate::object::notification::{Notification, NtfnState};
 use crate::object::tcb::{self, Fault, State, Tcb};
-use crate::object::{at, set_reply};
+use crate::object::{at, set_reply, KSlots};
 use crate::{sched, stats};
 use abi::{ipc::MSG_REGISTERS, stat, syscall as nr, MessageInfo};
-use caps::{Cap, Slot, SlotRef, Slots};
+use caps::{Cap, Rights, Slot, SlotRef, Slots};
 
 const A2: usize = 12;
 const A7: usize = 17;
@@ -50,7 +50,11 @@ pub fn try_fastpath(me: &mut Tcb) -> Fast {
     if info.extra_caps != 0 || info.length > MSG_REGISTERS || me.fault != Fault::None {
         return Fast::No;
     }
-    let Some((Cap::Endpoint { obj, badge, rights }, _)) = tcb::lookup_cap_of(me, me.ctx.regs[A0]) else {
+    let cptr = me.ctx.regs[A0];
+    let Some((obj, badge, rights)) = endpoint_in_one_level(me, cptr).or_else(|| match tcb::lookup_cap_of(me, cptr) {
+        Some((Cap::Endpoint { obj, badge, rights }, _)) => Some((obj, badge, rights)),
+        _ => None,
+    }) else {
         return Fast::No;
     };
     let ep = at::<Endpoint>(obj);
@@ -134,14 +138,37 @@ fn notification(me: &mut Tcb, number: isize) -> Fast {
     }
 }
 
-/// The message is in `to` and `me` is blocked: switch to `to` here, or wake it on its hart.
+/// The endpoint cap `cptr` names when the caller's CSpace resolves it in one level (the root
+/// CNode's guard and radix take the top bits; an Endpoint in the slot ends the walk whether
+/// bits are left or not): seL4's fastpath lookup, without the generic walk's loop, its error
+/// values and its copies of whole caps. None: anything else, which `lookup_cap_of` decides.
+#[inline(always)]
+fn endpoint_in_one_level(me: &Tcb, cptr: usize) -> Option<(u64, u64, Rights)> {
+    let Cap::CNode { base, radix, guard, guard_bits } = &me.slots[tcb::CTABLE].cap else { return None };
+    let (radix, guard_bits) = (*radix as u32, *guard_bits as u32);
+    let level = radix + guard_bits;
+    if level == 0 || level > 64 {
+        return None;
+    }
+    let cptr = cptr as u64;
+    if guard_bits != 0 && cptr >> (64 - guard_bits) != *guard {
+        return None;
+    }
+    let index = if radix == 0 { 0 } else { (cptr >> (64 - level)) & (u64::MAX >> (64 - radix)) };
+    match &at::<Slot>(KSlots.cnode_slot(*base, index)).cap {
+        Cap::Endpoint { obj, badge, rights } => Some((*obj, *badge, *rights)),
+        _ => None,
+    }
+}
+
+/// The message is in `to` and `me` is blocked: leave straight into `to` here (no return), or
+/// wake it on its hart.
 #[inline(always)]
 fn run_partner(me: &mut Tcb, to: &mut Tcb, here: bool, counter: usize) -> Fast {
     if here {
         to.state = State::Running;
-        sched::switch_direct(me, to);
         stats::count(counter);
-        Fast::Switched
+        sched::leave_direct(me, to)
     } else {
         sched::wake(to);
         stats::count(stat::FASTPATH_CROSS);

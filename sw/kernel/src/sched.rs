@@ -357,16 +357,6 @@ pub fn yield_current() {
     s.rotate = true;
 }
 
-/// Switch straight from the current thread to `to` (IPC fastpath: neither is queued). Not
-/// counted in `stat::SWITCHES` here: the fastpath's own counter of each switch is added when
-/// that is read (`stats::read`), one count less per IPC.
-pub fn switch_direct(from: &mut Tcb, to: &mut Tcb) {
-    let h = this_hart();
-    from.current_on = None;
-    to.current_on = Some(h);
-    hs(h).current = to;
-}
-
 /// Whether `to` may take over from the current thread directly: same hart, and nothing
 /// queued here outranks it (seL4's fastpath priority rule).
 pub fn may_switch_directly(to: &Tcb) -> bool {
@@ -448,8 +438,8 @@ pub fn exit_to_user() -> ! {
     run(unsafe { &mut *next })
 }
 
-/// Leave the kernel into this hart's current thread without choosing (the IPC fastpath made
-/// it current with `switch_direct` after checking that nothing ready here outranks it).
+/// Leave the kernel into this hart's current thread without choosing (the notification
+/// fastpath found nothing here to decide).
 pub fn run_current() -> ! {
     let cur = hs(this_hart()).current;
     debug_assert!(!cur.is_null());
@@ -457,18 +447,42 @@ pub fn run_current() -> ! {
     run(unsafe { &mut *cur })
 }
 
+/// The Call/ReplyRecv fastpath's exit (lock held): `from`, current here, blocked; `to` takes
+/// the hart directly (`may_switch_directly` said nothing ready here outranks it, so `choose`
+/// would pick it) and the kernel leaves into it. One function with `run`'s steps inlined: the
+/// hart's scheduler row, `PerCpu` and the two TCBs are each reached once. Not counted in
+/// `stat::SWITCHES` here: the fastpath's own counter of each switch is added when that is read
+/// (`stats::read`), one count less per IPC.
+pub fn leave_direct(from: &mut Tcb, to: &mut Tcb) -> ! {
+    let cpu = percpu::this();
+    let s = hs(cpu.hart);
+    from.current_on = None;
+    to.current_on = Some(cpu.hart);
+    s.current = to;
+    let alone = highest(s).is_none();
+    // The trap from user mode left `sstatus` as user mode wants it, and nothing since wrote it.
+    leave(cpu, to, alone, true)
+}
+
 fn run(t: &mut Tcb) -> ! {
     let cpu = percpu::this();
+    leave(cpu, t, highest(hs(cpu.hart)).is_none(), false)
+}
+
+/// Into user mode with `t`, current here; `alone`: nothing else ready on this hart;
+/// `sstatus_ok`: the caller knows `sstatus` is as a trap from user mode left it.
+#[inline(always)]
+fn leave(cpu: &percpu::PerCpu, t: &mut Tcb, alone: bool, sstatus_ok: bool) -> ! {
     let (satp, asid) = crate::object::vspace::satp_of(t);
     crate::mm::tlb::switch_space(cpu, satp, asid);
     crate::mm::icache::sync_before_user(cpu.hart);
     crate::uintr::switch_to(t);
     // No tick while this thread is all the hart has to run (asleep waiters that only a kernel
     // entry would notice keep it on).
-    arch::timer::set_tickless(highest(hs(cpu.hart)).is_none() && !crate::uintr::parked_unwatched());
+    arch::timer::set_tickless(alone && !crate::uintr::parked_unwatched());
     cpu.in_user.store(true, Ordering::Release);
     lock::release();
-    arch::trap::enter_user(&mut t.ctx)
+    arch::trap::enter_user_on(cpu, &mut t.ctx, sstatus_ok)
 }
 
 /// The idle loop after its watch (no lock): the thread a waker handed this hart, if any.

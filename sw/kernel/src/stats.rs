@@ -42,7 +42,7 @@ pub fn read(which: usize) -> Option<u64> {
         stat::DEADLINES_ARMED => Some(crate::deadline::armed()),
         stat::ASYS_HANDLERS => Some(crate::asyscall::handlers()),
         stat::UINTR_SLOTS_USED | stat::UINTR_ENTRIES_USED | stat::UINTR_TABLES_USED => crate::uintr::stat(which),
-        // `sched::switch_direct` leaves its switches to the fastpath counters (one per IPC
+        // `sched::leave_direct` leaves its switches to the fastpath counters (one per IPC
         // that switched on its hart).
         stat::SWITCHES => Some(sum(stat::SWITCHES) + sum(stat::FASTPATH_CALL) + sum(stat::FASTPATH_REPLY_RECV)),
         w if w < stat::COUNT => Some(sum(w)),

@@ -92,17 +92,23 @@ impl UserContext {
 
 /// Enter user mode with `ctx` on this hart. Interrupts are enabled in user mode.
 pub fn enter_user(ctx: &mut UserContext) -> ! {
+    enter_user_on(crate::percpu::this(), ctx, false)
+}
+
+/// `enter_user` on hart `cpu` (this one); `sstatus_ok`: the caller knows `sstatus` is as the
+/// trap from user mode left it (no read needed).
+#[inline(always)]
+pub fn enter_user_on(cpu: &crate::percpu::PerCpu, ctx: &mut UserContext, sstatus_ok: bool) -> ! {
     extern "C" {
         fn return_to_user(ctx: *mut UserContext) -> !;
     }
-    let cpu = crate::percpu::this();
     ctx.regs[0] = crate::arch::entry::stack_of(cpu.hart).1;
     ctx.percpu = cpu as *const _ as usize;
     const SPP: usize = 1 << 8;
     const SPIE: usize = 1 << 5;
     // A CSR write to sstatus flushes Rocket's pipeline; after a trap from user mode the bits
     // are already right (SPP = U, SIE = 0, SPIE = 1), so only other ways here write them.
-    if csrr!("sstatus") & (SPP | SSTATUS_SIE | SPIE) != SPIE {
+    if !sstatus_ok && csrr!("sstatus") & (SPP | SSTATUS_SIE | SPIE) != SPIE {
         csrc!("sstatus", SPP | SSTATUS_SIE);
         csrs!("sstatus", SPIE);
     }

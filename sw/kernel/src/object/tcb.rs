@@ -78,6 +78,10 @@ pub struct Tcb {
     pub ep_next: *mut Tcb,
     pub ep_prev: *mut Tcb,
     pub blocked_on: u64,
+    /// The slot holding the reply cap that answers this thread, while BlockedOnReply. Near
+    /// the queue links: a partner replying from another hart writes it, and `restart_pc`'s
+    /// line is written on each of this thread's own traps.
+    pub reply_holder: SlotRef,
     /// What a blocked sender sends (and whether it called).
     pub send_badge: u64,
     pub send_can_grant: bool,
@@ -91,8 +95,6 @@ pub struct Tcb {
     pub fault: Fault,
     /// The `ecall` of the system call in progress: a cancelled IPC restarts it.
     pub restart_pc: usize,
-    /// The slot holding the reply cap that answers this thread, while BlockedOnReply.
-    pub reply_holder: SlotRef,
     /// All TCBs, for DebugDumpScheduler.
     pub dbg_next: *mut Tcb,
     pub dbg_prev: *mut Tcb,

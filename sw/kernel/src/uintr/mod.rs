@@ -54,10 +54,31 @@ pub(crate) const UEIP: usize = 1 << csr::UEIP_BIT;
 const UINTR_BITS: usize = (1 << csr::USIP_BIT) | (1 << csr::UTIP_BIT) | (1 << csr::UEIP_BIT);
 
 /// A thread's user-interrupt state (the U-CSRs of uintr-spec.md section 1 and what the kernel
-/// gave it).
-#[repr(C)]
+/// gave it), on two cache lines by who touches them: the first holds what other harts read
+/// (a cross-hart waker's `plain` and handoff checks: slot, `sideleg`, `ueip`, `loaded_on`),
+/// the second the seven U-CSRs the thread's own hart stores on each of its traps. On one line
+/// the two moved that line between the harts twice per cross-hart IPC (~100 cycles a miss).
+#[repr(C, align(64))]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ThreadState {
+    /// Interrupts delegated to this thread: USIP once it is a receiver, UEIP with `ueip`.
+    pub sideleg: usize,
+    /// PLIC sources routed to this thread's U context on hart `ueip_hart` (`ueip`).
+    pub ueip: u64,
+    /// The bound sender table's address (0: none).
+    pub table: u64,
+    /// Emulation: the software-written USIP bit of `uip`.
+    pub uip_soft: usize,
+    /// Receiver slot + 1 (0: not a receiver).
+    pub slot: u16,
+    pub ueip_hart: u8,
+    /// Hart + 1 whose CSRs hold this state and where the slot is Active (0: none).
+    pub loaded_on: u8,
+    /// Blocked in Wait on its slot, parked on hart `park_hart`.
+    pub parked: bool,
+    pub park_hart: u8,
+    /// Fills the first line: the saved U-CSRs start on the second.
+    _line: [u8; 26],
     pub utvec: usize,
     pub uscratch: usize,
     pub uepc: usize,
@@ -66,25 +87,11 @@ pub struct ThreadState {
     /// UIE and UPIE only.
     pub ustatus: usize,
     pub uie: usize,
-    /// Interrupts delegated to this thread: USIP once it is a receiver, UEIP with `ueip`.
-    pub sideleg: usize,
-    /// PLIC sources routed to this thread's U context on hart `ueip_hart` (`ueip`).
-    pub ueip: u64,
-    pub ueip_hart: u8,
-    /// Emulation: the software-written USIP bit of `uip`.
-    pub uip_soft: usize,
-    /// Receiver slot + 1 (0: not a receiver).
-    pub slot: u16,
-    /// The bound sender table's address (0: none).
-    pub table: u64,
-    /// Hart + 1 whose CSRs hold this state and where the slot is Active (0: none).
-    pub loaded_on: u8,
-    /// Blocked in Wait on its slot, parked on hart `park_hart`.
-    pub parked: bool,
-    pub park_hart: u8,
     /// The seven U-CSRs read 0 at its last trap (hardware back end; false until then).
     pub user_zero: bool,
 }
+
+const _: () = assert!(core::mem::offset_of!(ThreadState, utvec) == 64);
 
 /// Per slot: the notification and the thread it was registered for.
 #[derive(Clone, Copy)]
