@@ -76,7 +76,7 @@ pub fn try_fastpath(me: &mut Tcb) -> Fast {
         copy_message(me, dest, info, badge);
         me.state = State::BlockedOnReply;
         let can_grant = dest.recv_can_grant;
-        set_reply(dest.slot(tcb::CALLER), me, can_grant);
+        put_reply(dest, me, can_grant);
         run_partner(me, dest, here, stat::FASTPATH_CALL)
     } else {
         if !rights.read || ep.state == EpState::Send {
@@ -159,6 +159,21 @@ fn endpoint_in_one_level(me: &Tcb, cptr: usize) -> Option<(u64, u64, Rights)> {
         Cap::Endpoint { obj, badge, rights } => Some((*obj, *badge, *rights)),
         _ => None,
     }
+}
+
+/// `set_reply` into `dest`'s caller slot, written in place: a TCB's caller slot holds a
+/// reply cap or nothing, so the generic slot write's page-table check and its copy of a whole
+/// `Slot` through a temporary have nothing to do. Anything else there takes `set_reply`.
+#[inline(always)]
+fn put_reply(dest: &mut Tcb, caller: &mut Tcb, can_grant: bool) {
+    let at = dest.slot(tcb::CALLER);
+    let slot = &mut dest.slots[tcb::CALLER];
+    if !matches!(slot.cap, Cap::Null | Cap::Reply { .. }) {
+        return set_reply(at, caller, can_grant);
+    }
+    slot.cap = Cap::Reply { tcb: caller.pa(), can_grant };
+    slot.mdb = Default::default();
+    caller.reply_holder = at;
 }
 
 /// The message is in `to` and `me` is blocked: leave straight into `to` here (no return), or

@@ -63,6 +63,7 @@ pub fn acquire() {
     }
 }
 
+#[inline(always)]
 pub fn release() {
     debug_assert!(held());
     if HOLD.timed.load(Ordering::Relaxed) {

@@ -359,6 +359,7 @@ pub fn yield_current() {
 
 /// Whether `to` may take over from the current thread directly: same hart, and nothing
 /// queued here outranks it (seL4's fastpath priority rule).
+#[inline(always)]
 pub fn may_switch_directly(to: &Tcb) -> bool {
     let h = this_hart();
     to.affinity == h && to.current_on.is_none() && !to.queued && highest(hs(h)).is_none_or(|p| p <= to.prio as usize)
@@ -453,6 +454,7 @@ pub fn run_current() -> ! {
 /// hart's scheduler row, `PerCpu` and the two TCBs are each reached once. Not counted in
 /// `stat::SWITCHES` here: the fastpath's own counter of each switch is added when that is read
 /// (`stats::read`), one count less per IPC.
+#[inline(always)]
 pub fn leave_direct(from: &mut Tcb, to: &mut Tcb) -> ! {
     let cpu = percpu::this();
     let s = hs(cpu.hart);

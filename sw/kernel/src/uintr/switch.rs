@@ -132,8 +132,41 @@ fn plain(u: &super::ThreadState) -> bool {
     u.slot == 0 && u.sideleg == 0 && u.ueip == 0
 }
 
-/// On the way to user mode with `t` on this hart.
+/// On the way to user mode with `t` on this hart. The common switch (IPC between plain
+/// threads on the hardware) inline in the exits, everything else in `switch_any`.
+#[inline(always)]
 pub fn switch_to(t: &mut Tcb) {
+    let h = this_hart();
+    if !super::hardware() || !plain(&t.uintr) {
+        return switch_any(t);
+    }
+    let owner = owner_of(h);
+    // SAFETY: an owner is live (tcb_destroyed clears it).
+    let Some(prev) = unsafe { owner.as_mut() }.filter(|p| p.uintr.loaded_on as usize == h + 1) else {
+        return switch_any(t);
+    };
+    if core::ptr::eq(prev, t) || !plain(&prev.uintr) {
+        return switch_any(t);
+    }
+    let c = csrs_of(h);
+    if !(t.uintr.user_zero && c.user_zero && c.sideleg == 0 && c.suirs == 0 && c.sie == USIP) {
+        return switch_any(t);
+    }
+    // Both plain and all zero but for the sender table (as in `switch_any`'s plain case).
+    prev.uintr.loaded_on = 0;
+    let suist = suist_of(&t.uintr);
+    if c.suist != suist {
+        csrw_n!(csr::SUIST, suist);
+        c.suist = suist;
+    }
+    t.uintr.loaded_on = h as u8 + 1;
+    *owner = t;
+    park::set_active(h, true);
+}
+
+/// `switch_to` for any thread and previous owner.
+#[inline(never)]
+fn switch_any(t: &mut Tcb) {
     let h = this_hart();
     let owner = owner_of(h);
     if core::ptr::eq(*owner, t) && t.uintr.loaded_on as usize == h + 1 {
