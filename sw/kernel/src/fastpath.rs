@@ -85,7 +85,6 @@ pub fn try_fastpath(me: &mut Tcb) -> Fast {
         if me.bound_ntfn != 0 && at::<Notification>(me.bound_ntfn).state == NtfnState::Active {
             return Fast::No;
         }
-        let caller_slot = me.slot(tcb::CALLER);
         let Cap::Reply { tcb: caller, can_grant: _ } = me.slots[tcb::CALLER].cap else { return Fast::No };
         let caller = at::<Tcb>(caller);
         if caller.state != State::BlockedOnReply || caller.fault != Fault::None {
@@ -103,7 +102,8 @@ pub fn try_fastpath(me: &mut Tcb) -> Fast {
         ep.state = EpState::Recv;
         // Reply half: the reply cap is used up.
         caller.reply_holder = 0;
-        crate::object::KSlots.set(caller_slot, Slot::default());
+        // In place (it holds a reply cap, checked above: no page-table bookkeeping to do).
+        me.slots[tcb::CALLER] = Slot::default();
         copy_message(me, caller, info, 0);
         run_partner(me, caller, here, stat::FASTPATH_REPLY_RECV)
     }
