@@ -394,6 +394,23 @@ impl Env {
         Ok(vs)
     }
 
+    /// A copy of the cap to the image frame that holds address `va` of this image (to map our
+    /// code into another VSpace).
+    pub fn image_frame(&mut self, va: usize) -> Result<usize, Fail> {
+        extern "C" {
+            static __image_start: u8;
+            static __image_end: u8;
+        }
+        // SAFETY: linker symbols; only their addresses are used.
+        let (start, end) = unsafe { (&__image_start as *const u8 as usize, &__image_end as *const u8 as usize) };
+        if !(start..end).contains(&va) {
+            return Err(fail(format_args!("{:#x} is not in the image", va)));
+        }
+        let f = userlib::bootinfo::slots(self.bi.user_image_frames).nth((va - start) / PAGE);
+        let f = f.ok_or_else(|| fail(format_args!("no image frame for {:#x}", va)))?;
+        self.copy(f)
+    }
+
     /// A TCB with a stack and IPC buffer, registers set to run the code at `pc` with a0 = `arg`.
     pub fn spawn_cfg(&mut self, pc: usize, arg: usize, cfg: ThreadCfg) -> Result<Thread, Fail> {
         let t = self.alloc_cap(object::TCB)?;

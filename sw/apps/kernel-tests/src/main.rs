@@ -114,6 +114,7 @@ mod rt {
         ("vm_page_table_map_unmap", crate::t_vm::page_table_map_unmap),
         ("vm_asid_pool", crate::t_vm::asid_pool),
         ("vm_new_address_space_ipc", crate::t_vm::new_address_space),
+        ("vm_asid_reuse", crate::t_vm::asid_reuse),
         ("fault_vm_unmapped", crate::t_fault::vm_unmapped),
         ("fault_unmap_then_access", crate::t_fault::unmap_then_access),
         ("fault_write_read_only", crate::t_fault::write_read_only),

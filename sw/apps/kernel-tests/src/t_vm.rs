@@ -2,7 +2,7 @@
 use crate::env::{identify, sget, sset, Env, TResult, ThreadCfg, CNODE, PAGE, ROOT_DEPTH, VSPACE};
 use abi::{error as e, init_cap as ic, label, object as o, MessageInfo};
 use userlib::invoke::{invoke0, rights, vm_attr};
-use userlib::{syscall, untyped, vspace};
+use userlib::{cnode, syscall, untyped, vspace};
 
 fn write_words(va: usize, seed: usize, words: usize) {
     for i in 0..words {
@@ -209,5 +209,106 @@ pub fn new_address_space(env: &mut Env) -> TResult {
     }
     ensure_eq!(read_word(x), 0xaaaa, "word at x in our address space");
     ensure!(sget(2) >= 5, "calls counted through shared image memory: {}", sget(2));
+    Ok(())
+}
+
+// The thread of `asid_reuse`'s spaces: the whole program is this page, so a space needs only
+// it, the page after it (where the thread reads), a stack and an IPC buffer. It answers each
+// call on the endpoint in a0 with the word at the start of the next page.
+core::arch::global_asm!(
+    ".pushsection .text.kt_asid_probe, \"ax\", @progbits",
+    ".balign 4096",
+    ".globl kt_asid_probe",
+    "kt_asid_probe:",
+    "   auipc t1, 1",
+    "   mv t0, a0",
+    "   li a7, {recv}",
+    "   ecall",
+    "1: ld a2, 0(t1)",
+    "   mv a0, t0",
+    "   li a1, 1",
+    "   li a7, {reply_recv}",
+    "   ecall",
+    "   j 1b",
+    ".popsection",
+    recv = const abi::syscall::RECV,
+    reply_recv = const abi::syscall::REPLY_RECV,
+);
+
+extern "C" {
+    fn kt_asid_probe();
+}
+
+/// An ASID freed by deleting its VSpace and given to the next one: the new space sees its own
+/// page at an address where the old one had another, on our hart and on a second one. With
+/// hardware ASIDs a TLB entry of the old space carries the tag the new space runs under, so only
+/// the kernel's flush keeps it out (QEMU's TLB ignores ASIDs: this bites on the RTL). All three
+/// spaces come from a fresh pool, so each gets the same ASID, the pool's first free one. A
+/// frame cap still recording the deleted space's mapping must not unmap the new space's page.
+/// The spaces hold a few pages each (not the image), so this stays short on the RTL.
+pub fn asid_reuse(env: &mut Env) -> TResult {
+    const SEEDS: [usize; 3] = [0xaaaa, 0xbbbb, 0xcccc];
+    let code = kt_asid_probe as *const () as usize;
+    ensure!(code % PAGE == 0, "kt_asid_probe at {:#x} is not page-aligned", code);
+    let x = code + PAGE;
+    let u = env.alloc(o::UNTYPED, o::ASID_POOL_BITS)?.cptr;
+    let pool = env.slot()?;
+    ok!(vspace::asid_control_make_pool(ic::ASID_CONTROL, u, CNODE, pool, ROOT_DEPTH));
+    let ep = env.alloc_cap(o::ENDPOINT)?;
+    // Each space's page at x, written through our own mapping of it.
+    let mut pages = [0; SEEDS.len()];
+    for (p, seed) in pages.iter_mut().zip(SEEDS) {
+        *p = env.alloc_cap(o::PAGE_4K)?;
+        let here = env.copy(*p)?;
+        let va = env.va(1);
+        env.map_frame(here, VSPACE, va, rights::READ_WRITE)?;
+        // SAFETY: mapped just above.
+        unsafe { core::ptr::write_volatile(va as *mut usize, seed) };
+    }
+    let harts = [Some(env.bi.node_id), env.other_hart()];
+    for (round, seed) in SEEDS.into_iter().enumerate() {
+        // Everything of this round goes at its end, and its slots with it.
+        let first = env.slots(0)?;
+        let vs = env.alloc_cap(o::PAGE_TABLE)?;
+        ok!(vspace::asid_pool_assign(pool, vs));
+        let text = env.image_frame(code)?;
+        env.map_frame(text, vs, code, rights::READ)?;
+        env.map_frame(pages[round], vs, x, rights::READ_WRITE)?;
+        for a in harts.into_iter().flatten() {
+            let cfg = ThreadCfg { vspace: vs, affinity: Some(a), ..ThreadCfg::default() };
+            let t = env.spawn_cfg(code, ep, cfg)?;
+            for i in 0..3 {
+                let (_, info, mrs) = syscall::call(ep, MessageInfo::new(0, 0, 0, 1), [i, 0, 0, 0]);
+                ensure!(info.length == 1, "reply length {} from space {}", info.length, round);
+                ensure!(
+                    mrs[0] == seed,
+                    "word at x in space {} on hart {}: {:#x}, expected {:#x} (an old space's translation?)",
+                    round,
+                    a,
+                    mrs[0],
+                    seed
+                );
+            }
+            // The deleted space's page still says it is mapped at x under this ASID:
+            // unmapping it leaves the new space's page where it is.
+            if round > 0 && a == env.bi.node_id {
+                ok!(vspace::page_unmap(pages[round - 1]));
+                let (_, _, mrs) = syscall::call(ep, MessageInfo::new(0, 0, 0, 1), [0, 0, 0, 0]);
+                ensure!(mrs[0] == seed, "word at x in space {} after a stale unmap: {:#x}", round, mrs[0]);
+            }
+            ok!(userlib::tcb::suspend(t.tcb));
+        }
+        // Delete the space (its copies in the threads go with the revoke; the last cap frees
+        // the ASID), then the rest of the round.
+        ok!(cnode::revoke(CNODE, vs, ROOT_DEPTH));
+        let last = env.slots(0)?;
+        for s in first..last {
+            ok!(cnode::delete(CNODE, s, ROOT_DEPTH));
+        }
+        env.release_slots(first, last - first)?;
+    }
+    // The pool's ASID is free again: a page table can take it.
+    let vs = env.alloc_cap(o::PAGE_TABLE)?;
+    ok!(vspace::asid_pool_assign(pool, vs));
     Ok(())
 }
