@@ -249,7 +249,7 @@ extern "C" {
 pub fn asid_reuse(env: &mut Env) -> TResult {
     const SEEDS: [usize; 3] = [0xaaaa, 0xbbbb, 0xcccc];
     let code = kt_asid_probe as *const () as usize;
-    ensure!(code % PAGE == 0, "kt_asid_probe at {:#x} is not page-aligned", code);
+    ensure!(code.is_multiple_of(PAGE), "kt_asid_probe at {:#x} is not page-aligned", code);
     let x = code + PAGE;
     let u = env.alloc(o::UNTYPED, o::ASID_POOL_BITS)?.cptr;
     let pool = env.slot()?;
