@@ -165,17 +165,11 @@ impl Server {
             if let Some(e) = inner.ended() {
                 return Poll::Ready(e);
             }
-            // A reply slot for every handler in flight, and one for this request.
-            let Some(free) = inner.reply_space() else {
-                inner.broken = Some(ChanError::Corrupt);
-                continue;
-            };
-            if free <= inner.in_flight {
-                inner.want_space = true;
-                inner.dispatcher = Some(cx.waker().clone());
-                return Poll::Pending;
+            match inner.room_for_one(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(false) => continue,
+                Poll::Ready(true) => {}
             }
-            inner.want_space = false;
             let item = match inner.held.take() {
                 Some(i) => i,
                 None => match inner.pop_request(cx, &self.signals) {
@@ -243,16 +237,11 @@ impl Server {
             if let Some(e) = inner.ended() {
                 return Poll::Ready(Err(e));
             }
-            let Some(free) = inner.reply_space() else {
-                inner.broken = Some(ChanError::Corrupt);
-                continue;
-            };
-            if free <= inner.in_flight {
-                inner.want_space = true;
-                inner.dispatcher = Some(cx.waker().clone());
-                return Poll::Pending;
+            match inner.room_for_one(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(false) => continue,
+                Poll::Ready(true) => {}
             }
-            inner.want_space = false;
             let item = match inner.pop_request(cx, &self.signals) {
                 Ok(Some(item)) => item,
                 Ok(None) => return Poll::Pending,
@@ -388,6 +377,23 @@ impl Inner {
     /// bound; when it does not cover every handler in flight, read the client's head afresh
     /// (a cached count stuck at or below the credits held by long-waiting handlers would
     /// otherwise stop the dispatcher for good).
+    /// A reply slot for every request still owed an answer, and one for the next: Ready(true);
+    /// Pending with the dispatcher's waker kept when there is none (a freed slot wakes it);
+    /// Ready(false) when the reply ring's indices are corrupt (the channel is marked broken).
+    fn room_for_one(&mut self, cx: &Context<'_>) -> Poll<bool> {
+        let Some(free) = self.reply_space() else {
+            self.broken = Some(ChanError::Corrupt);
+            return Poll::Ready(false);
+        };
+        if free <= self.in_flight {
+            self.want_space = true;
+            self.dispatcher = Some(cx.waker().clone());
+            return Poll::Pending;
+        }
+        self.want_space = false;
+        Poll::Ready(true)
+    }
+
     fn reply_space(&mut self) -> Option<usize> {
         let rep = self.rep.as_mut()?;
         match rep.free() {
