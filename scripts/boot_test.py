@@ -176,8 +176,10 @@ def cases(image, kernel, modules):
 # Simulated cycles allowed for the RTL boot: the 4-hart boot ends near 7 M cycles.
 SIM_MAX_CYCLES = 20_000_000
 # The wall-clock limit of a simulation is its cycle limit at the slowest simulator speed we
-# accept (it runs at ~36-40 kHz here), so the cycle limit is what normally ends a hung run.
-SIM_MIN_HZ = 25_000
+# accept, so the cycle limit is what normally ends a hung run. An idle host runs a simulation at
+# ~25-40 kHz; a shared one (other simulations, builds) at 8-15 kHz, and a case cut off by the
+# wall clock there says nothing about the design, so the floor is set for the busy host.
+SIM_MIN_HZ = 12_000
 
 
 # The suite's rtl-subset (user interrupts on the real UINTC) takes longer than the boot: it
