@@ -5,6 +5,9 @@
 
 use heapless::Vec;
 
+pub mod flat;
+use flat::Tree;
+
 pub const MAX_HARTS: usize = 8;
 pub const MAX_REGIONS: usize = 8;
 pub const MAX_VIRTIO: usize = 8;
@@ -120,46 +123,60 @@ pub struct Machine {
 pub enum Error {
     /// Not a device tree (bad magic, truncated or malformed).
     BadBlob,
+    /// More nodes or levels than [`flat::MAX_NODES`] and 16.
+    TooBig,
     NoCpus,
     NoMemory,
     NoTimebase,
     TooManyHarts,
 }
 
+impl From<flat::FlatError> for Error {
+    fn from(e: flat::FlatError) -> Self {
+        match e {
+            flat::FlatError::Malformed => Error::BadBlob,
+            flat::FlatError::TooBig => Error::TooBig,
+        }
+    }
+}
+
 impl Machine {
+    /// The machine described by the blob at `addr`, and the blob's size.
+    ///
     /// # Safety
-    /// `addr` must point to a readable flattened device tree.
+    /// `addr` must point to a readable flattened device tree (at least its header, and then
+    /// as many bytes as the header's `totalsize` says).
     pub unsafe fn from_addr(addr: usize) -> Result<(Machine, usize), Error> {
-        let fdt = fdt::Fdt::from_ptr(addr as *const u8).map_err(|_| Error::BadBlob)?;
-        let size = fdt.total_size();
-        Ok((Self::from_fdt(&fdt)?, size))
+        // SAFETY: the caller guarantees the header, then `size` bytes, are readable.
+        let size = unsafe { Tree::size_at(addr)? };
+        let blob = unsafe { core::slice::from_raw_parts(addr as *const u8, size) };
+        Ok((Self::from_tree(&Tree::parse(blob)?)?, size))
     }
 
     pub fn from_bytes(blob: &[u8]) -> Result<Machine, Error> {
-        let fdt = fdt::Fdt::new(blob).map_err(|_| Error::BadBlob)?;
-        Self::from_fdt(&fdt)
+        Self::from_tree(&Tree::parse(blob)?)
     }
 
-    fn from_fdt(fdt: &fdt::Fdt) -> Result<Machine, Error> {
+    fn from_tree(t: &Tree) -> Result<Machine, Error> {
         let mut m = Machine::default();
-        let root = fdt.root();
-        let _ = m.model.push_str(truncate(root.model(), 64));
+        let _ = m.model.push_str(truncate(t.root().str_prop(b"model").unwrap_or(""), 64));
 
-        let mut timebase = None;
-        for cpu in fdt.cpus() {
-            if cpu.property("status").and_then(|p| p.as_str()).is_some_and(|s| s != "okay") {
+        let cpus = t.find_path(b"/cpus").ok_or(Error::NoCpus)?;
+        let mut timebase = cpus.usize_prop(b"timebase-frequency").map(|v| v as u64);
+        for cpu in cpus.children().filter(|c| c.base_name() == b"cpu") {
+            if cpu.str_prop(b"status").is_some_and(|s| s != "okay") {
                 continue;
             }
-            let id = cpu.ids().first();
-            let isa = cpu.property("riscv,isa").and_then(|p| p.as_str()).unwrap_or("");
+            let Some(id) = cpu.first_reg().map(|r| r.base) else { continue };
+            let isa = cpu.str_prop(b"riscv,isa").unwrap_or("");
             let ext = |name: &str| {
                 has_isa_extension(isa, name)
-                    || cpu.property("riscv,isa-extensions").is_some_and(|p| string_list_contains(p.value, name))
+                    || cpu.strings(b"riscv,isa-extensions").any(|s| s.eq_ignore_ascii_case(name.as_bytes()))
             };
             // User interrupts are not in the ISA string: a `uintc` node says the SoC has them.
-            let hart = Hart { id, sstc: ext("sstc") };
-            m.harts.push(hart).map_err(|_| Error::TooManyHarts)?;
-            if let Some(tb) = cpu.property("timebase-frequency").and_then(|p| p.as_usize()) {
+            m.harts.push(Hart { id, sstc: ext("sstc") }).map_err(|_| Error::TooManyHarts)?;
+            // QEMU and rocket-chip put timebase-frequency on /cpus, others on each cpu node.
+            if let Some(tb) = cpu.usize_prop(b"timebase-frequency") {
                 timebase = Some(tb as u64);
             }
         }
@@ -167,84 +184,74 @@ impl Machine {
             return Err(Error::NoCpus);
         }
         m.harts.sort_unstable_by_key(|h| h.id);
-        // QEMU and rocket-chip put timebase-frequency on /cpus, others on each cpu node.
-        if timebase.is_none() {
-            timebase = fdt
-                .find_node("/cpus")
-                .and_then(|n| n.property("timebase-frequency"))
-                .and_then(|p| p.as_usize())
-                .map(|v| v as u64);
-        }
         m.timebase_hz = timebase.ok_or(Error::NoTimebase)?;
 
-        for region in fdt.memory().regions() {
-            if let Some(size) = region.size {
-                let _ = m.memory.push(Region { base: region.starting_address as usize, size });
+        let root_children = || t.root().children();
+        for mem in root_children().filter(|n| n.str_prop(b"device_type") == Some("memory")) {
+            for r in mem.regs().filter(|r| r.size > 0) {
+                let _ = m.memory.push(r);
             }
         }
         if m.memory.is_empty() {
             return Err(Error::NoMemory);
         }
-        for r in fdt.memory_reservations() {
-            let _ = m.reserved.push(Region { base: r.address() as usize, size: r.size() });
+        for r in t.reservations() {
+            let _ = m.reserved.push(r);
         }
-        if let Some(rm) = fdt.find_node("/reserved-memory") {
-            for child in rm.children() {
-                if let Some(r) = first_reg(&child) {
-                    let _ = m.reserved.push(r);
-                }
+        if let Some(rm) = t.find_path(b"/reserved-memory") {
+            for r in rm.children().filter_map(|c| c.first_reg()) {
+                let _ = m.reserved.push(r);
             }
         }
 
-        m.clint = find_reg(fdt, &["riscv,clint0", "sifive,clint0"]);
-        m.exit_device = find_reg(fdt, &["sifive,test0", "sifive,test1"]);
-        m.plic = fdt.find_compatible(&["riscv,plic0", "sifive,plic-1.0.0"]).and_then(|n| {
-            let sources = n.property("riscv,ndev").and_then(|p| p.as_usize()).unwrap_or(0) as u32;
-            let s_context = plic_contexts(fdt, &n, S_EXTERNAL);
-            let u_context = plic_contexts(fdt, &n, U_EXTERNAL);
-            first_reg(&n).map(|reg| Plic { reg, sources, s_context, u_context })
+        m.clint = find_reg(t, &["riscv,clint0", "sifive,clint0"]);
+        m.exit_device = find_reg(t, &["sifive,test0", "sifive,test1"]);
+        m.plic = t.find_compatible(&["riscv,plic0", "sifive,plic-1.0.0"]).and_then(|n| {
+            let sources = n.usize_prop(b"riscv,ndev").unwrap_or(0) as u32;
+            let s_context = plic_contexts(&cpus, &n, S_EXTERNAL);
+            let u_context = plic_contexts(&cpus, &n, U_EXTERNAL);
+            n.first_reg().map(|reg| Plic { reg, sources, s_context, u_context })
         });
-        m.uintc = fdt.find_compatible(&["riscv,uintc0"]).and_then(|n| {
-            let slots = n.property("riscv,uintc-slots").and_then(|p| p.as_usize()).unwrap_or(0) as u32;
-            first_reg(&n).map(|reg| Uintc { reg, slots })
+        m.uintc = t.find_compatible(&["riscv,uintc0"]).and_then(|n| {
+            let slots = n.usize_prop(b"riscv,uintc-slots").unwrap_or(0) as u32;
+            n.first_reg().map(|reg| Uintc { reg, slots })
         });
 
-        if let Some(args) = fdt.chosen().bootargs() {
+        let chosen = t.find_path(b"/chosen");
+        if let Some(args) = chosen.and_then(|c| c.str_prop(b"bootargs")) {
             let _ = m.bootargs.push_str(truncate(args, 256));
         }
-        let stdout = fdt.chosen().stdout();
-        let uart_node = stdout
-            .filter(|n| is_compatible(n, &["ns16550a", "ns16550", "xlnx,xps-uart16550-2.00.a"]))
-            .or_else(|| fdt.find_compatible(&["ns16550a", "ns16550", "xlnx,xps-uart16550-2.00.a"]));
+        // `stdout-path` may carry options after a ':' (`serial0:115200n8`).
+        let stdout = chosen
+            .and_then(|c| c.prop(b"stdout-path"))
+            .and_then(|p| t.resolve(p.split(|&b| b == b':' || b == 0).next().unwrap_or(p)));
+        const UARTS: [&str; 3] = ["ns16550a", "ns16550", "xlnx,xps-uart16550-2.00.a"];
+        let uart_node = stdout.filter(|n| n.is_compatible(&UARTS)).or_else(|| t.find_compatible(&UARTS));
         m.uart = uart_node.and_then(|n| {
-            let reg = first_reg(&n)?;
-            let u32_prop = |name: &str| n.property(name).and_then(|p| p.as_usize()).map(|v| v as u32);
             Some(Uart {
-                reg,
-                reg_shift: u32_prop("reg-shift").unwrap_or(0),
-                reg_io_width: u32_prop("reg-io-width").unwrap_or(1),
-                clock_hz: u32_prop("clock-frequency").unwrap_or(0),
-                irq: n.interrupts().and_then(|mut i| i.next()).map(|i| i as u32),
+                reg: n.first_reg()?,
+                reg_shift: n.u32_prop(b"reg-shift").unwrap_or(0),
+                reg_io_width: n.u32_prop(b"reg-io-width").unwrap_or(1),
+                clock_hz: n.u32_prop(b"clock-frequency").unwrap_or(0),
+                irq: n.interrupts().and_then(|mut i| i.next()),
             })
         });
 
-        for n in fdt.all_nodes() {
-            if is_compatible(&n, &["virtio,mmio"]) {
-                if let Some(reg) = first_reg(&n) {
-                    let irq = n.interrupts().and_then(|mut i| i.next()).map(|i| i as u32);
-                    let _ = m.virtio_mmio.push(VirtioMmio { reg, irq });
-                }
+        for n in t.nodes().filter(|n| n.is_compatible(&["virtio,mmio"])) {
+            if let Some(reg) = n.first_reg() {
+                let irq = n.interrupts().and_then(|mut i| i.next());
+                let _ = m.virtio_mmio.push(VirtioMmio { reg, irq });
             }
         }
         m.virtio_mmio.sort_unstable_by_key(|v| v.reg.base);
-        m.axi_dma = fdt.find_compatible(&["xlnx,axi-dma-1.00.a"]).and_then(|n| {
-            let reg = first_reg(&n)?;
+        m.axi_dma = t.find_compatible(&["xlnx,axi-dma-1.00.a"]).and_then(|n| {
+            let reg = n.first_reg()?;
             let tx_irq = named_irq(&n, "mm2s_introut", 0)?;
             let rx_irq = named_irq(&n, "s2mm_introut", 1)?;
             Some(AxiDma { reg, tx_irq, rx_irq })
         });
-        m.axi_ethernet = fdt.find_compatible(&["xlnx,axi-ethernet-1.00.a"]).and_then(|n| {
-            let reg = first_reg(&n)?;
+        m.axi_ethernet = t.find_compatible(&["xlnx,axi-ethernet-1.00.a"]).and_then(|n| {
+            let reg = n.first_reg()?;
             let mac_irq = named_irq(&n, "mac_irq", 0).unwrap_or(0);
             let irq = named_irq(&n, "interrupt", 1).unwrap_or(0);
             Some(AxiEthernet { reg, mac_irq, irq })
@@ -310,58 +317,47 @@ fn truncate(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
-fn is_compatible(node: &fdt::node::FdtNode, names: &[&str]) -> bool {
-    node.compatible().is_some_and(|c| c.all().any(|s| names.contains(&s)))
-}
-
 const S_EXTERNAL: u32 = 9;
 const U_EXTERNAL: u32 = 8;
 
 /// Each hart's context for interrupt cause `want` (9: S-mode, 8: U-mode): `interrupts-extended`
 /// lists (controller phandle, cause) per context; a hart's controller is the
 /// `interrupt-controller` child of its cpu node.
-fn plic_contexts(fdt: &fdt::Fdt, plic: &fdt::node::FdtNode, want: u32) -> [Option<u16>; MAX_HARTS] {
+fn plic_contexts(cpus: &flat::Node, plic: &flat::Node, want: u32) -> [Option<u16>; MAX_HARTS] {
     let mut out = [None; MAX_HARTS];
-    let Some(ext) = plic.property("interrupts-extended") else { return out };
-    let cell = |i: usize| ext.value.get(i * 4..i * 4 + 4).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
-    let mut ctx = 0;
-    while let (Some(phandle), Some(cause)) = (cell(ctx * 2), cell(ctx * 2 + 1)) {
-        if cause == want {
-            for cpu in fdt.find_node("/cpus").into_iter().flat_map(|c| c.children()) {
-                let intc = cpu.children().find(|c| c.name.starts_with("interrupt-controller"));
-                let ph = intc.and_then(|c| c.property("phandle")).and_then(|p| p.as_usize());
-                let id = cpu.property("reg").and_then(|p| p.as_usize());
-                if let (true, Some(id)) = (ph == Some(phandle as usize), id.filter(|&i| i < MAX_HARTS)) {
-                    out[id] = Some(ctx as u16);
-                }
+    // (controller phandle, hart id) of every cpu, looked up once.
+    let mut intcs: Vec<(u32, usize), MAX_HARTS> = Vec::new();
+    for cpu in cpus.children() {
+        let intc = cpu.children().find(|c| c.name().starts_with(b"interrupt-controller"));
+        let ph = intc.and_then(|c| c.u32_prop(b"phandle").or_else(|| c.u32_prop(b"linux,phandle")));
+        if let (Some(ph), Some(id)) = (ph, cpu.first_reg().map(|r| r.base).filter(|&i| i < MAX_HARTS)) {
+            let _ = intcs.push((ph, id));
+        }
+    }
+    let Some(ext) = plic.prop(b"interrupts-extended") else { return out };
+    for (ctx, spec) in ext.chunks_exact(8).enumerate() {
+        let cell = |i: usize| u32::from_be_bytes([spec[i], spec[i + 1], spec[i + 2], spec[i + 3]]);
+        if cell(4) == want {
+            for &(_, id) in intcs.iter().filter(|(ph, _)| *ph == cell(0)) {
+                out[id] = u16::try_from(ctx).ok();
             }
         }
-        ctx += 1;
     }
     out
 }
 
 /// The interrupt `name` of `interrupt-names`, or without names the one at `index` of
 /// `interrupts` (the Xilinx bindings' order); None if there is none (or it is source 0).
-fn named_irq(node: &fdt::node::FdtNode, name: &str, index: usize) -> Option<u32> {
-    let at = match node.property("interrupt-names") {
-        Some(p) => p.value.split(|&b| b == 0).position(|s| s == name.as_bytes())?,
+fn named_irq(node: &flat::Node, name: &str, index: usize) -> Option<u32> {
+    let at = match node.prop(b"interrupt-names") {
+        Some(_) => node.strings(b"interrupt-names").position(|s| s == name.as_bytes())?,
         None => index,
     };
-    node.interrupts()?.nth(at).map(|i| i as u32).filter(|&i| i != 0)
+    node.interrupts()?.nth(at).filter(|&i| i != 0)
 }
 
-fn first_reg(node: &fdt::node::FdtNode) -> Option<Region> {
-    let r = node.reg()?.next()?;
-    Some(Region { base: r.starting_address as usize, size: r.size.unwrap_or(0) })
-}
-
-fn find_reg(fdt: &fdt::Fdt, names: &[&str]) -> Option<Region> {
-    fdt.find_compatible(names).and_then(|n| first_reg(&n))
-}
-
-fn string_list_contains(value: &[u8], name: &str) -> bool {
-    value.split(|&b| b == 0).any(|s| s.eq_ignore_ascii_case(name.as_bytes()))
+fn find_reg(t: &Tree, names: &[&str]) -> Option<Region> {
+    t.find_compatible(names).and_then(|n| n.first_reg())
 }
 
 /// Is `name` in a `riscv,isa` string such as `rv64imafdc_zicsr_sstc`? Single-letter extensions
