@@ -20,8 +20,9 @@ const HEADER_BYTES: usize = 40;
 /// A sanity bound on `totalsize` for a blob found by address (QEMU's are 4-8 KiB).
 const MAX_BLOB_BYTES: usize = 1 << 20;
 
-/// Nodes the table holds: QEMU `virt` with 8 harts has ~60, our SoC ~40.
-pub const MAX_NODES: usize = 192;
+/// Nodes the table holds: QEMU `virt` with 8 harts has ~50, our SoC ~40. The table lives on
+/// the boot hart's stack (20 bytes a node; the firmware's stack is 16 KiB), so keep it small.
+pub const MAX_NODES: usize = 128;
 const MAX_DEPTH: usize = 16;
 const NO_PARENT: u16 = u16::MAX;
 
@@ -36,8 +37,8 @@ pub enum FlatError {
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    /// Offset and length of the name in the structure block.
-    name: (u32, u32),
+    /// Offset of the NUL-terminated name in the structure block.
+    name: u32,
     /// The node's properties: from the token after its name to the first token that is not a
     /// property or NOP (its first child or its end).
     props: (u32, u32),
@@ -52,6 +53,10 @@ pub struct Tree<'a> {
     rsvmap: &'a [u8],
     nodes: heapless::Vec<Entry, MAX_NODES>,
 }
+
+// The firmware parses on a 16 KiB stack, where a tree (and a copy or two of it as it is
+// returned) must fit beside the machine description being built.
+const _: () = assert!(core::mem::size_of::<Tree>() <= 2700);
 
 fn be32(b: &[u8], at: usize) -> Option<u32> {
     let s = b.get(at..at.checked_add(4)?)?;
@@ -130,7 +135,7 @@ impl<'a> Tree<'a> {
                         return Err(bad); // a second root
                     }
                     let len = s.get(pos..).and_then(|r| r.iter().position(|&b| b == 0)).ok_or(bad)?;
-                    let name = (pos as u32, len as u32);
+                    let name = pos as u32;
                     pos = align4(pos + len + 1);
                     let props_start = pos;
                     let mut phandle = 0;
@@ -174,6 +179,12 @@ impl<'a> Tree<'a> {
     fn string(&self, off: usize) -> Option<&'a [u8]> {
         let r = self.strings.get(off..)?;
         Some(&r[..r.iter().position(|&b| b == 0)?])
+    }
+
+    /// Is the string at `off` exactly `name`? (No scan for the end of a longer one.)
+    fn string_is(&self, off: usize, name: &[u8]) -> bool {
+        let end = off.saturating_add(name.len());
+        self.strings.get(off..end) == Some(name) && self.strings.get(end) == Some(&0)
     }
 
     fn node(&self, index: usize) -> Node<'_, 'a> {
@@ -245,8 +256,9 @@ impl<'t, 'a> Node<'t, 'a> {
     }
 
     pub fn name(&self) -> &'a [u8] {
-        let (off, len) = self.entry().name;
-        &self.tree.structs[off as usize..(off + len) as usize]
+        let rest = &self.tree.structs[self.entry().name as usize..];
+        // The walk found its NUL.
+        &rest[..rest.iter().position(|&b| b == 0).unwrap_or(0)]
     }
 
     /// The name without its unit address (`cpu` of `cpu@1`).
@@ -277,7 +289,7 @@ impl<'t, 'a> Node<'t, 'a> {
                 continue;
             }
             let len = be32(s, pos + 4)? as usize;
-            if self.tree.string(be32(s, pos + 8)? as usize)? == name {
+            if self.tree.string_is(be32(s, pos + 8)? as usize, name) {
                 return s.get(pos + 12..pos + 12 + len);
             }
             pos = align4(pos + 12 + len);
