@@ -67,14 +67,25 @@ impl Root {
         self.next += 1;
         Ok(i)
     }
-    /// Map a fresh frame at `va` and record its cap (mapped) in the root CNode.
+    /// Map a fresh zeroed frame at `va` and record its cap (mapped) in the root CNode.
     fn map_new(
         &mut self,
         va: usize,
         flags: Flags,
         paging: &mut heapless::Vec<(u64, u64), 64>,
     ) -> Result<u64, LoadError> {
-        let pa = frames::alloc_zeroed().ok_or(LoadError::OutOfMemory)? as u64;
+        self.map_filled(va, flags, paging, |page| page.fill(0))
+    }
+
+    /// `map_new` with the frame's contents written by `fill` (every byte of the page).
+    fn map_filled(
+        &mut self,
+        va: usize,
+        flags: Flags,
+        paging: &mut heapless::Vec<(u64, u64), 64>,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> Result<u64, LoadError> {
+        let pa = frames::alloc_filled(fill).ok_or(LoadError::OutOfMemory)? as u64;
         let mut err = false;
         vspace::boot_map(self.vspace, va, pa as usize, flags, &mut |level| {
             let t = frames::alloc_zeroed().unwrap_or(0) as u64;
@@ -126,23 +137,26 @@ fn load_elf(root: &mut Root, bytes: &[u8], paging: &mut heapless::Vec<(u64, u64)
         let flags = elf_flags(ph.flags());
         let mut page = va & !(PAGE_SIZE - 1);
         while page < end {
-            // Segments may share a page at their boundary: reuse it if already mapped.
-            let pa = match vspace::boot_translate(root.vspace, page) {
-                Some(pa) => pa as u64,
-                None => root.map_new(page, flags, paging)?,
-            };
+            // The file's bytes on this page (none past `filesz`: that is zeroed memory).
             let lo = page.max(va);
-            let hi = (page + PAGE_SIZE).min(va + filesz);
-            if lo < hi {
-                let src = &bytes[off + (lo - va)..off + (hi - va)];
-                // SAFETY: `pa` is a frame we own, mapped in the kernel window.
-                unsafe {
-                    core::ptr::copy_nonoverlapping(
-                        src.as_ptr(),
-                        (mm::phys_to_virt(pa as usize) + (lo - page)) as *mut u8,
-                        src.len(),
-                    )
-                };
+            let hi = (page + PAGE_SIZE).min(va + filesz).max(lo);
+            let src: &[u8] = if hi > lo { &bytes[off + (lo - va)..off + (hi - va)] } else { &[] };
+            let (at, len) = (lo - page, hi - lo);
+            match vspace::boot_translate(root.vspace, page) {
+                // Segments may share a page at their boundary: write into the one mapped.
+                Some(pa) => {
+                    // SAFETY: `pa` is a frame we own, mapped in the kernel window.
+                    let dst = unsafe { core::slice::from_raw_parts_mut(mm::phys_to_virt(pa) as *mut u8, PAGE_SIZE) };
+                    dst[at..at + len].copy_from_slice(src);
+                }
+                // A new page is written once: zeros around the file's bytes.
+                None => {
+                    root.map_filled(page, flags, paging, |p| {
+                        p[..at].fill(0);
+                        p[at..at + len].copy_from_slice(src);
+                        p[at + len..].fill(0);
+                    })?;
+                }
             }
             page += PAGE_SIZE;
         }

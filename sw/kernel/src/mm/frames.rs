@@ -25,6 +25,19 @@ pub fn init(m: &devtree::Machine, kernel: Region, dtb: Region) -> usize {
 
 /// One zeroed 4 KiB frame (physical address).
 pub fn alloc_zeroed() -> Option<usize> {
+    alloc_filled(|page| page.fill(0))
+}
+
+/// One 4 KiB frame whose every byte `fill` writes (the root task's image pages: written once,
+/// not zeroed and then overwritten).
+pub fn alloc_filled(fill: impl FnOnce(&mut [u8])) -> Option<usize> {
+    let pa = alloc_frame()?;
+    // SAFETY: a free frame we now own, mapped in the kernel window.
+    fill(unsafe { core::slice::from_raw_parts_mut(super::phys_to_virt(pa) as *mut u8, sv39::PAGE_SIZE) });
+    Some(pa)
+}
+
+fn alloc_frame() -> Option<usize> {
     let mut guard = FRAMES.lock();
     let f = guard.as_mut()?;
     let r = f.free.iter_mut().find(|r| r.size >= sv39::PAGE_SIZE)?;
@@ -32,8 +45,6 @@ pub fn alloc_zeroed() -> Option<usize> {
     r.base += sv39::PAGE_SIZE;
     r.size -= sv39::PAGE_SIZE;
     f.taken += 1;
-    // SAFETY: the frame is free RAM, mapped in the kernel window.
-    unsafe { core::ptr::write_bytes(super::phys_to_virt(pa) as *mut u8, 0, sv39::PAGE_SIZE) };
     Some(pa)
 }
 
