@@ -201,7 +201,9 @@ impl<'a> Tree<'a> {
     }
 
     pub fn by_phandle(&self, phandle: u32) -> Option<Node<'_, 'a>> {
-        (phandle != 0).then_some(())?;
+        if phandle == 0 {
+            return None;
+        }
         self.nodes().find(|n| self.nodes[n.index].phandle == phandle)
     }
 

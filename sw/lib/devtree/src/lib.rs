@@ -186,8 +186,7 @@ impl Machine {
         m.harts.sort_unstable_by_key(|h| h.id);
         m.timebase_hz = timebase.ok_or(Error::NoTimebase)?;
 
-        let root_children = || t.root().children();
-        for mem in root_children().filter(|n| n.str_prop(b"device_type") == Some("memory")) {
+        for mem in t.root().children().filter(|n| n.str_prop(b"device_type") == Some("memory")) {
             for r in mem.regs().filter(|r| r.size > 0) {
                 let _ = m.memory.push(r);
             }
@@ -349,9 +348,10 @@ fn plic_contexts(cpus: &flat::Node, plic: &flat::Node, want: u32) -> [Option<u16
 /// The interrupt `name` of `interrupt-names`, or without names the one at `index` of
 /// `interrupts` (the Xilinx bindings' order); None if there is none (or it is source 0).
 fn named_irq(node: &flat::Node, name: &str, index: usize) -> Option<u32> {
-    let at = match node.prop(b"interrupt-names") {
-        Some(_) => node.strings(b"interrupt-names").position(|s| s == name.as_bytes())?,
-        None => index,
+    let at = if node.prop(b"interrupt-names").is_some() {
+        node.strings(b"interrupt-names").position(|s| s == name.as_bytes())?
+    } else {
+        index
     };
     node.interrupts()?.nth(at).filter(|&i| i != 0)
 }
