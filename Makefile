@@ -90,7 +90,7 @@ SIM_OPTS = CONFIG=$(SIM_CONFIG) CHECKED=$(CHECKED) TRACE=$(if $(FST),1,)
 # The harness's profiler (hw/sim/README.md, "Profiler").
 PROFILE ?=
 PROFILE_ARGS = $(if $(PROFILE),+profile=$(abspath $(PROFILE)) $(if $(PROFILE_EVERY),+profile-every=$(PROFILE_EVERY),) \
-  $(if $(PROFILE_REGION),+profile-region=$(PROFILE_REGION),),)
+  $(if $(PROFILE_REGION),+profile-region=$(PROFILE_REGION),) $(if $(PROFILE_TRACE),+profile-trace=$(abspath $(PROFILE_TRACE)),),)
 
 .PHONY: run-tests net-image net-image-rtl run-net test-net loadgen bench-tcp sim-net test-sim-net
 .PHONY: bench-cosim area test-nic

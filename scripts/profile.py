@@ -6,6 +6,8 @@
     profile.py run.prof --folded out.folded              folded stacks (flamegraph.pl, speedscope)
     profile.py run.prof --lines 'try_fastpath'           cycles per source line of matching functions
     profile.py run.prof --categories cats.toml           cycles per category (first matching rule)
+    profile.py run.prof --timeline run.trace [--round K] one round of the profiled region, hart by hart
+                                                         (+profile-trace=FILE beside +profile)
 
 ELFs: M-mode pcs are looked up in the firmware, S-mode pcs in the kernel (physical pcs before
 the MMU is on through the ELF's load addresses), U-mode pcs in the user ELF whose bytes match
@@ -433,6 +435,84 @@ def categories(prof, sym, args, path):
     print(f"{num(total, d)} 100.0%  total")
 
 
+def read_trace(path):
+    """+profile-trace lines: instructions (cycle, hart, prv, satp, pc) and region markers
+    (cycle, hart, id, is_begin)."""
+    insts, marks = [], []
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if not w or w[0].startswith("#"):
+                continue
+            if w[2] == "region":
+                marks.append((int(w[0]), int(w[1]), int(w[3]), w[4] == "begin"))
+            else:
+                insts.append((int(w[0]), int(w[1]), int(w[2]), int(w[3], 16), int(w[4], 16)))
+    return insts, marks
+
+
+def rounds_of(marks, rid):
+    """(begin, end, hart) of each closed run of region rid, in order."""
+    open_at, out = {}, []
+    for cycle, hart, i, begin in marks:
+        if i != rid:
+            continue
+        if begin:
+            open_at[hart] = cycle
+        elif hart in open_at:
+            out.append((open_at.pop(hart), cycle, hart))
+    return out
+
+
+def timeline(prof, sym, args):
+    """One round of the profiled region as each hart's runs of instructions of one function, in
+    time order: what waits for what when work crosses harts (a lock hand-over, a wake-up)."""
+    rid = int(prof.meta.get("region", "-1"))
+    if rid < 0:
+        sys.exit("profile: --timeline needs a profile taken with +profile-region=ID")
+    insts, marks = read_trace(args.timeline)
+    rounds = rounds_of(marks, rid)
+    if not rounds:
+        sys.exit(f"profile: no complete run of region {rid} in {args.timeline} (is it cut short? +profile-trace-max)")
+    if args.round is None:
+        # The round of median length: typical, not the first (cold) or an outlier.
+        k = sorted(range(len(rounds)), key=lambda j: rounds[j][1] - rounds[j][0])[len(rounds) // 2]
+    else:
+        k = args.round
+        if not 0 <= k < len(rounds):
+            sys.exit(f"profile: --round {k}: region {rid} has {len(rounds)} complete runs in the trace")
+    t0, t1, owner = rounds[k]
+    print(f"region {rid}, run {k} of {len(rounds)} (hart {owner}): cycles {t0}..{t1}, {t1 - t0} long")
+    harts = sorted({h for (_, h, _, _, _) in insts})
+    if args.hart:
+        harts = [h for h in harts if h in args.hart]
+    col = {h: i for i, h in enumerate(harts)}
+    print(f"{'offset':>7} {'cycles':>6} {'insts':>5}  " + "   ".join(f"hart {h}" for h in harts))
+    # Each hart's runs: consecutive retired instructions charged to one function; a run's cycles
+    # count from the retirement before it (what it waited for is its own), as in the profile.
+    runs = []
+    last = {h: t0 for h in harts}
+    cur = {}
+    for cycle, h, prv, satp, pc in insts:
+        if h not in col or cycle <= t0 or cycle > t1:
+            continue
+        mod, fn = sym.leaf(prv, satp, pc)
+        name = f"{PRIV[prv]} {fn if mod == 'kernel' else mod + ':' + fn}"
+        run = cur.get(h)
+        if run and run[3] == name:
+            run[1] = cycle
+            run[2] += 1
+        else:
+            run = [last[h], cycle, 1, name, h]
+            cur[h] = run
+            runs.append(run)
+        last[h] = cycle
+    for start, end, n, name, h in sorted(runs, key=lambda r: (r[0], col[r[4]])):
+        if end - start < args.min_run:
+            continue
+        print(f"{start - t0:>7} {end - start:>6} {n:>5}  {'    ' * col[h]}[{h}] {name}")
+
+
 def regions(prof):
     for (h, rid, count, total, lo, hi, walk) in sorted(prof.regions, key=lambda r: (r[1], r[0])):
         mean = total / count if count else 0
@@ -460,6 +540,10 @@ def main():
     ap.add_argument("--lines", help="cycles per source line of functions matching this regex")
     ap.add_argument("--pcs", action="store_true", help="with --lines: per pc, not per line")
     ap.add_argument("--categories", help="TOML file of [[category]] name/match rules")
+    ap.add_argument("--timeline", metavar="TRACE", help="the +profile-trace file of this profile: print one round of "
+                    "the profiled region as each hart's runs of one function, in time order")
+    ap.add_argument("--round", type=int, help="with --timeline: which run of the region (default: the median-long one)")
+    ap.add_argument("--min-run", type=int, default=0, help="with --timeline: leave out runs shorter than this (cycles)")
     ap.add_argument("--divide", default="1", help="print cycles divided by this number, or 'region': by how often "
                     "the profiled region (+profile-region) ran")
     args = ap.parse_args()
@@ -491,7 +575,9 @@ def main():
     for satp, elf in sorted(sym.user_of.items()):
         print(f"user address space (satp root {satp:#x}): {elf.name}")
     print()
-    if args.folded:
+    if args.timeline:
+        timeline(prof, sym, args)
+    elif args.folded:
         folded(prof, sym, args, args.folded)
     elif args.lines:
         lines(prof, sym, args, args.lines)

@@ -5,7 +5,7 @@
 //   sim +image=build/sw/image.bin [+max-cycles=N] [+fst=out.fst +fst-start=N +fst-end=N]
 //       [+mem-latency=N] [+progress=N] [+inspect=N] [+uart-stdin]
 //       [+nic] [+hostfwd=HOSTPORT[:GUESTPORT]] [+nic-poll=N] [+nic-pcap=FILE] [+nic-trace]
-//       [+profile=FILE [+profile-every=N] [+profile-region=ID [+profile-region-any]]]
+//       [+profile=FILE [+profile-every=N] [+profile-region=ID [+profile-region-any]] [+profile-trace=FILE [+profile-trace-max=N]]]
 //
 // +inspect=N prints every hart's pc, privilege, wfi and instret every N cycles; SIGUSR1 prints
 // them once; Ctrl-C (SIGINT) stops the run after the current cycle and prints them.
@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
   if (!image || !*image) {
     fprintf(stderr, "usage: %s +image=FLAT_BINARY [+max-cycles=N] [+fst=FILE +fst-start=N +fst-end=N]\n"
                     "          [+mem-latency=N] [+progress=N] [+inspect=N] [+uart-stdin] [+jtag-port=N (debug config)]\n"
-                    "          [+profile=FILE [+profile-every=N] [+profile-region=ID [+profile-region-any]]]\n"
+                    "          [+profile=FILE [+profile-every=N] [+profile-region=ID [+profile-region-any]] [+profile-trace=FILE [+profile-trace-max=N]]]\n"
                     "          [+nic] [+hostfwd=HOSTPORT[:GUESTPORT]] [+nic-poll=N] [+nic-pcap=FILE] [+nic-trace]\n", argv[0]);
     return 2;
   }
@@ -203,6 +203,14 @@ int main(int argc, char** argv) {
   Profiler prof(harts, profile && probes_ok, plusarg_u64(argc, argv, "profile-every", 1),
                 region_filter >= 0 && region_filter < 2048 ? static_cast<int>(region_filter) : -1,
                 plusarg(argc, argv, "profile-region-any") != nullptr);
+  const char* trace_path = plusarg(argc, argv, "profile-trace");
+  if (trace_path && *trace_path) {
+    if (!profile || !probes_ok) {
+      fprintf(stderr, "sim: +profile-trace needs +profile (and the write-back probes)\n");
+      return 2;
+    }
+    if (!prof.trace_to(trace_path, plusarg_u64(argc, argv, "profile-trace-max", 4000000))) return 2;
+  }
   signal(SIGINT, on_signal);
   signal(SIGUSR1, on_signal);
 #ifdef SIM_JTAG

@@ -24,6 +24,12 @@
 // The harness keeps count, total, min and max cycles per hart and region; +profile-region=ID
 // charges only the cycles a hart spends inside region ID (+profile-region-any: while region ID
 // is open on any hart).
+//
+// Timeline (+profile-trace=FILE): also one line per retired instruction that is charged (so the
+// same region filter applies), `cycle hart prv satp pc`, and one per region marker anywhere,
+// `cycle hart region ID begin|end`, up to a bound of lines: what each hart
+// did when, so the critical path of work that crosses harts (a lock hand-over, a wake-up) can be
+// read off one round (scripts/profile.py --timeline).
 #pragma once
 #include <cinttypes>
 #include <cstdint>
@@ -81,6 +87,7 @@ class Profiler {
       if (!profile_) continue;
       s.sp = p.rf ? p.rf[31 - 2] : 0;  // before the edge: not yet written by the instruction in write-back
       bool in = filter_ < 0 || open_anywhere || s.open_at[filter_] != kClosed;
+      s.in = in;
       if (every_ == 1) {
         if (!in) continue;
         if (*p.wfi) charge(h, kWfiPc, 1, 0, false); else { s.pending++; s.pending_walk += walking; }
@@ -98,6 +105,19 @@ class Profiler {
       if (*harts_[h].instret == s.instret) continue;
       retire(h, s);
     }
+  }
+
+  // Write the timeline to `path`, at most `max_lines` lines.
+  bool trace_to(const char* path, uint64_t max_lines) {
+    trace_ = fopen(path, "w");
+    if (!trace_) { perror(path); return false; }
+    trace_left_ = max_lines;
+    fprintf(trace_, "# uintr-soc sim timeline v1: cycle hart prv satp pc (hw/sim/profiler.h)\n");
+    return true;
+  }
+
+  ~Profiler() {
+    if (trace_) fclose(trace_);
   }
 
   void print_regions(FILE* f) const {
@@ -151,6 +171,7 @@ class Profiler {
     uint64_t instret = 0, pc = 0, satp_now = 0, sp = 0;
     uint32_t inst = 0, raw = 0;
     uint8_t prv_now = 3;
+    bool in = false;  // inside the region filter this cycle
     // shadow stack
     uint32_t node = 0, overflow = 0;
     bool started = false, call_pending = false;
@@ -222,6 +243,10 @@ class Profiler {
         push(s, s.pc, prv, false);
       }
       s.call_pending = false;
+      if (trace_ && s.in && trace_left_) {
+        trace_left_--;
+        fprintf(trace_, "%" PRIu64 " %zu %u %#" PRIx64 " %#" PRIx64 "\n", cycle_, h, prv, s.satp_now, s.pc);
+      }
       if (every_ == 1 && (s.pending || filter_ < 0)) {
         charge(h, s.pc, s.pending, s.raw, true, s.pending_walk);
         s.pending = s.pending_walk = 0;
@@ -236,6 +261,10 @@ class Profiler {
       else if (op == 0x67 && rd == 0 && (rs1 == 1 || rs1 == 5) && profile_) pop(s);
     } else if ((i & 0xfffff) == 0x02013 || (i & 0xfffff) == 0x03013) {  // slti/sltiu x0, x0, id
       unsigned id = (i >> 20) & 0x7ff;
+      if (trace_ && trace_left_) {
+        trace_left_--;
+        fprintf(trace_, "%" PRIu64 " %zu region %u %s\n", cycle_, h, id, (i & 0x1000) ? "end" : "begin");
+      }
       if ((i & 0x1000) == 0) {
         s.open_at[id] = cycle_;
         s.walk_at[id] = s.walk_cycles;
@@ -260,4 +289,6 @@ class Profiler {
   std::vector<Node> nodes_;
   std::unordered_map<Key, uint32_t, KeyHash> children_;  // (parent, prv|trap, pc) -> node
   uint64_t cycle_ = 0;
+  FILE* trace_ = nullptr;
+  uint64_t trace_left_ = 0;
 };
