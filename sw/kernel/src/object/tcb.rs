@@ -195,6 +195,17 @@ pub fn for_each(mut f: impl FnMut(&Tcb)) {
 
 /// Stop the thread wherever it is: off every queue, its IPC cancelled, not current anywhere.
 pub fn suspend(t: &mut Tcb) {
+    // A thread blocked in a system call runs it again once resumed (seL4's Restart): it has not
+    // returned, so it must not come back from its `ecall` with its arguments as the result. A
+    // thread blocked by a fault already points at the faulting instruction.
+    if t.fault == Fault::None
+        && matches!(
+            t.state,
+            State::BlockedOnSend | State::BlockedOnReceive | State::BlockedOnNotification | State::BlockedOnReply
+        )
+    {
+        t.ctx.sepc = t.restart_pc;
+    }
     cancel_ipc(t);
     if t.state == State::Running {
         sched::stall(t);
