@@ -140,7 +140,10 @@ pub mod stat {
     /// User-TLB flushes on the way to user mode: every satp write without hardware ASIDs;
     /// with them, only an address space whose mappings changed since the hart last flushed it.
     pub const TLB_FLUSHES: usize = 31;
-    pub const COUNT: usize = 32;
+    /// Blocking Waits on a notification that, with nothing else for their hart to run, spun
+    /// for the signal without the kernel lock before deciding to block (or not).
+    pub const WAIT_SPINS: usize = 32;
+    pub const COUNT: usize = 33;
     /// With DebugStat: read, then reset (LOCK_HOLD_MAX only).
     pub const RESET: usize = 1 << 63;
 }

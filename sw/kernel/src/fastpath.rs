@@ -30,6 +30,34 @@ pub enum Fast {
     /// The partner was woken on its own hart and the caller blocked (or a notification's
     /// waiter was woken here, or its Wait blocked): schedule this hart.
     Woken,
+    /// A Wait on the notification at this address would block and leave the hart idle: spin
+    /// for its signal without the lock first (`spin_for_signal`), then run the Wait again.
+    Spin(u64),
+}
+
+/// How long a Wait spins for its signal before it blocks (cycles). The hart would idle anyway;
+/// a partner's answer across harts takes ~1-2 k cycles on the RTL. Blocking and the wake-up
+/// of an idle hart (`sched::hand_off`, the idle loop) cost the two harts ~2 k together, and the
+/// blocking Wait holds the lock the signaller needs meanwhile.
+pub const WAIT_SPIN_CYCLES: u64 = 4_000;
+
+/// Spin without the lock until the notification at `pa` is signalled, this hart has mail or an
+/// interrupt pending, or `WAIT_SPIN_CYCLES` pass. The caller runs the Wait again under the lock
+/// (which decides: what is read here is a hint). Meanwhile the thread is as if still waiting
+/// for the lock: current here and Running, its registers in its TCB, so another hart may stall
+/// it (it kicks this hart, which then finds its thread gone and schedules).
+pub fn spin_for_signal(cpu: &crate::percpu::PerCpu, pa: u64) {
+    use crate::arch::csr::*;
+    use core::sync::atomic::Ordering;
+    let t0 = crate::arch::cpu::cycles();
+    while crate::object::notification::peek_state(pa) == NtfnState::Idle as u8
+        && cpu.mailbox.load(Ordering::Relaxed) == 0
+        && csrr!("sip") & csrr!("sie") == 0
+        && crate::arch::cpu::cycles().wrapping_sub(t0) < WAIT_SPIN_CYCLES
+    {
+        core::hint::spin_loop();
+    }
+    stats::count(stat::WAIT_SPINS);
 }
 
 /// Whether the partner can be woken on another hart from the fastpath: it is blocked (neither
@@ -38,10 +66,11 @@ fn elsewhere(t: &Tcb) -> bool {
     t.affinity != crate::percpu::this().hart && t.current_on.is_none() && !t.queued
 }
 
-pub fn try_fastpath(me: &mut Tcb) -> Fast {
+/// `may_spin`: a Wait that would block and idle the hart may ask to spin first (`Fast::Spin`).
+pub fn try_fastpath(me: &mut Tcb, may_spin: bool) -> Fast {
     let number = me.ctx.regs[A7] as isize;
     if number == nr::SEND || number == nr::NB_SEND || number == nr::RECV {
-        return notification(me, number);
+        return notification(me, number, may_spin);
     }
     if number != nr::CALL && number != nr::REPLY_RECV {
         return Fast::No;
@@ -113,7 +142,7 @@ pub fn try_fastpath(me: &mut Tcb) -> Fast {
 /// them, without its dispatch, and leaving straight back into the caller when nothing here
 /// has to be decided (the waiter it woke is on another hart, handed to it there if it idles;
 /// or the Wait found the word set). A Wait that blocks lets the hart schedule.
-fn notification(me: &mut Tcb, number: isize) -> Fast {
+fn notification(me: &mut Tcb, number: isize, may_spin: bool) -> Fast {
     if me.fault != Fault::None {
         return Fast::No;
     }
@@ -122,6 +151,9 @@ fn notification(me: &mut Tcb, number: isize) -> Fast {
     if number == nr::RECV {
         if !rights.read || !crate::object::notification::can_wait(obj, me) {
             return Fast::No;
+        }
+        if may_spin && crate::object::notification::would_block_alone(obj) && sched::idles_without(me) {
+            return Fast::Spin(obj);
         }
         crate::object::notification::wait(me, obj, true);
     } else {

@@ -365,6 +365,19 @@ pub fn may_switch_directly(to: &Tcb) -> bool {
     to.affinity == h && to.current_on.is_none() && !to.queued && highest(hs(h)).is_none_or(|p| p <= to.prio as usize)
 }
 
+/// Whether this hart would idle once `me`, its current thread, blocks: nothing else ready here,
+/// no async-syscall handler and no parked U-notification waiter for the idle loop to look
+/// after. A Wait may then spin for its signal first (`fastpath::spin_for_signal`).
+pub fn idles_without(me: &Tcb) -> bool {
+    let h = this_hart();
+    let s = hs(h);
+    core::ptr::eq(s.current, me)
+        && me.affinity == h
+        && highest(s).is_none()
+        && !crate::uintr::parked_unwatched()
+        && !crate::asyscall::wake::any_mine(h)
+}
+
 /// Whether `me`, current on this hart, goes on running without a decision (`run_current`):
 /// still runnable here, no rotation due and nothing ready here outranks it, so `choose`
 /// would keep it.

@@ -37,7 +37,22 @@ pub extern "C" fn user_trap(ctx: &mut UserContext) -> ! {
         if scause == EXC_ECALL_U {
             me.restart_pc = me.ctx.sepc;
             me.ctx.sepc += 4;
-            let fast = crate::fastpath::try_fastpath(me);
+            let mut fast = crate::fastpath::try_fastpath(me, true);
+            if let crate::fastpath::Fast::Spin(ntfn) = fast {
+                // A Wait that would idle this hart: its signal may be a moment away, and the
+                // signaller needs the lock. Without the lock the thread is as if waiting for it
+                // (its ecall not yet done, so a stall that takes it from us is harmless).
+                me.ctx.sepc = me.restart_pc;
+                lock::release();
+                crate::fastpath::spin_for_signal(cpu, ntfn);
+                lock::acquire();
+                if sched::current() != me_ptr {
+                    // Stalled meanwhile: it runs the ecall again when it next runs.
+                    sched::exit_to_user()
+                }
+                me.ctx.sepc += 4;
+                fast = crate::fastpath::try_fastpath(me, false);
+            }
             if let crate::fastpath::Fast::Switched = fast {
                 // The partner is current and nothing here outranks it (the fastpath checked):
                 // straight out, no scheduler decision to make.

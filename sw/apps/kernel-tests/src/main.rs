@@ -106,6 +106,7 @@ mod rt {
         ("ep_rights_enforced", crate::t_ipc::rights_enforced),
         ("ep_cross_core", crate::t_ipc::cross_core),
         ("ntfn_signal_wait_poll", crate::t_ipc::ntfn_signal_wait_poll),
+        ("ntfn_wait_spin", crate::t_ipc::ntfn_wait_spin),
         ("ntfn_badge_or_accumulates", crate::t_ipc::ntfn_badges_or),
         ("ntfn_bound_wakes_endpoint_recv", crate::t_ipc::bound_ntfn_delivery),
         ("vm_map_read_write", crate::t_vm::map_read_write),
@@ -301,7 +302,7 @@ mod rt {
         use crate::t_uintr as tu;
         if b(tu::B_ROUNDS) != 0 {
             println!(
-                "[ktest] uintr bench ({} mode, {} rounds, across harts): signal->handler one way {} cycles (half a send/handler-answers round trip), send/poll ping-pong round trip {} cycles ({} kernel entries per round trip); seL4 notification (kernel-forwarded): Signal->Wait one way {} cycles (half a round trip), Signal/Wait ping-pong round trip {} cycles ({}.{:02} kernel entries, {}.{:02} handoffs to an idle hart per round trip, wall clock)",
+                "[ktest] uintr bench ({} mode, {} rounds, across harts): signal->handler one way {} cycles (half a send/handler-answers round trip), send/poll ping-pong round trip {} cycles ({} kernel entries per round trip); seL4 notification (kernel-forwarded): Signal->Wait one way {} cycles (half a round trip), Signal/Wait ping-pong round trip {} cycles ({}.{:02} kernel entries, {}.{:02} handoffs to an idle hart, {}.{:02} Waits spinning for their signal per round trip, wall clock)",
                 match b(tu::B_MODE) {
                     abi::uintr::MODE_HARDWARE => "hardware",
                     _ => "emulated",
@@ -315,7 +316,9 @@ mod rt {
                 b(tu::B_NTFN_ENTRIES) / 100,
                 b(tu::B_NTFN_ENTRIES) % 100,
                 b(tu::B_NTFN_HANDOFFS) / 100,
-                b(tu::B_NTFN_HANDOFFS) % 100
+                b(tu::B_NTFN_HANDOFFS) % 100,
+                b(tu::B_NTFN_SPINS) / 100,
+                b(tu::B_NTFN_SPINS) % 100
             );
         }
         use crate::t_preempt as tp;

@@ -324,6 +324,50 @@ pub fn ntfn_signal_wait_poll(env: &mut Env) -> TResult {
     Ok(())
 }
 
+/// A Wait on a hart with nothing else to run spins for its signal without the kernel lock before
+/// it blocks (the kernel's `fastpath::spin_for_signal`), and runs its ecall again after the
+/// spin. Signals that come during the spin, after it (the Wait blocked) and suspensions that
+/// land in it keep the notification's meaning: each signal is received once, with its badge.
+pub fn ntfn_wait_spin(env: &mut Env) -> TResult {
+    let other = env.need_other_hart()?;
+    let n = env.alloc_cap(o::NOTIFICATION)?;
+    let mut badged = [0; 4];
+    for (i, b) in badged.iter_mut().enumerate() {
+        *b = env.mint(n, rights::ALL, 1 << i)?;
+    }
+    sset(0, 0);
+    let spins0 = syscall::debug_stat(abi::stat::WAIT_SPINS);
+    let w = env.spawn_on(waiter, n, 255, other)?;
+    let mut got = 0;
+    for round in 0..48usize {
+        // The waiter is (about to be) in its next Wait: signal at once (inside its spin), or
+        // after a pause longer than the spin (blocked by then), or stop it first.
+        match round % 3 {
+            1 => {
+                let t0 = crate::env::rdcycle();
+                while crate::env::rdcycle().wrapping_sub(t0) < 50_000 {
+                    core::hint::spin_loop();
+                }
+            }
+            2 => {
+                ok!(tcb::suspend(w.tcb));
+                ok!(tcb::resume(w.tcb));
+            }
+            _ => {}
+        }
+        syscall::signal(badged[round % 4]);
+        got += 1;
+        wait_for(0, got, 100_000)?;
+        let (count, badge) = (sget(0), sget(1));
+        ensure!(count == got, "round {}: {} wake-ups for {} signals", round, count, got);
+        ensure!(badge == 1 << (round % 4), "round {}: badge {:#x}, sent {:#x}", round, badge, 1 << (round % 4));
+    }
+    ok!(tcb::suspend(w.tcb));
+    let spins = syscall::debug_stat(abi::stat::WAIT_SPINS) - spins0;
+    ensure!(spins > 0, "no Wait spun for its signal (the waiter's hart had nothing else to run)");
+    Ok(())
+}
+
 pub fn ntfn_badges_or(env: &mut Env) -> TResult {
     let n = env.alloc_cap(o::NOTIFICATION)?;
     let caps = [env.mint(n, rights::ALL, 0x1)?, env.mint(n, rights::ALL, 0x4)?, env.mint(n, rights::ALL, 0x10)?];

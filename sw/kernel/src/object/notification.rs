@@ -8,7 +8,9 @@ use crate::{ipc, sched};
 use caps::{Error, Slots as _};
 use core::ptr::null_mut;
 
+/// `u8`: a Wait spinning for its signal reads it without the lock (`fastpath::spin_for_signal`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
 pub enum NtfnState {
     Idle,
     Waiting,
@@ -83,6 +85,22 @@ pub fn signal(pa: u64, badge: u64) -> Result<(), caps::Error> {
         NtfnState::Active => n.word |= badge,
     }
     Ok(())
+}
+
+/// A blocking Wait on `pa` by `me` would block with nothing signalled and nobody else waiting
+/// (a plain notification: a U-notification's waiter parks in `uintr::wait`).
+pub fn would_block_alone(pa: u64) -> bool {
+    let n = at::<Notification>(pa);
+    n.uslot == 0 && n.state == NtfnState::Idle
+}
+
+/// The state of the notification at `pa`, read without the lock: a hint only (the object may
+/// change or go meanwhile; it stays mapped in the kernel window, so the read is harmless).
+pub fn peek_state(pa: u64) -> u8 {
+    // No reference: other harts write it under the lock meanwhile.
+    let n = crate::mm::phys_to_virt(pa as usize) as *const Notification;
+    // SAFETY: kernel-window memory; a volatile byte read, its value only a hint.
+    unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*n).state) as *const u8) }
 }
 
 /// seL4 receiveSignal: Wait (blocking) or Poll.
