@@ -5,23 +5,27 @@ use platform::image::MAX_HARTS;
 
 /// One cache line per hart at least: an idle hart spins on its own `mailbox` while the others
 /// write their own `in_user` on every kernel entry and exit, and a shared line would bounce.
-/// `repr(C)`: what other harts write (mailbox, handoff and with it `in_user`/`active_asid`)
-/// is on the first line, the one an idle hart watches, so a waker moves one line.
+/// `repr(C)`: the first line holds only what an idle hart watches (`mailbox`, `handoff`) and
+/// `polling`; what a waker fills in before it hands a thread over (`in_user`, the `handoff_*`
+/// words, `active_asid`) is on the second. On one line, each of the waker's stores missed
+/// again: the watching hart's next load had taken the line back (~50 cycles each, five
+/// stores before the hand-over's compare-and-swap on the 4-core RTL).
 #[repr(C, align(64))]
 pub struct PerCpu {
     pub hart: usize,
     /// Requests posted by other harts (bits of `arch::ipi::Msg`).
     pub mailbox: AtomicUsize,
+    /// `sched::HANDOFF_NONE`, `HANDOFF_OPEN` (idle and watching: a waker may hand it a thread),
+    /// or the `Tcb` handed over; with the satp to run it with and the user-interrupt work left
+    /// for this hart (`uintr::Handoff`), on the next line.
+    pub handoff: AtomicUsize,
     /// The idle loop is watching `mailbox` instead of sleeping: posting is enough, no IPI.
     pub polling: AtomicBool,
+    _second_line: Line,
     /// This hart is executing user code (set under the kernel lock just before leaving it,
     /// cleared first thing on a trap from user mode), or is on its way there with a thread
     /// handed to it (`sched::hand_off`).
     pub in_user: AtomicBool,
-    /// `sched::HANDOFF_NONE`, `HANDOFF_OPEN` (idle and watching: a waker may hand it a thread),
-    /// or the `Tcb` handed over; with the satp to run it with and the user-interrupt work left
-    /// for this hart (`uintr::Handoff`).
-    pub handoff: AtomicUsize,
     pub handoff_satp: AtomicUsize,
     pub handoff_uintr: AtomicUsize,
     /// ... and whether the waker changed this hart's tick state (`timer::decide_tickless`).
@@ -49,9 +53,16 @@ pub struct PerCpu {
     pub stats: crate::stats::Row,
 }
 
+/// Starts the next field on a new cache line (a zero-sized field of 64-byte alignment).
+#[repr(align(64))]
+struct Line;
+
+const _: () = assert!(core::mem::offset_of!(PerCpu, in_user) == 64);
+
 #[allow(clippy::declare_interior_mutable_const)]
 const INIT: PerCpu = PerCpu {
     hart: 0,
+    _second_line: Line,
     online: AtomicBool::new(false),
     ticks: AtomicU64::new(0),
     ipis: AtomicU64::new(0),
