@@ -143,7 +143,10 @@ pub mod stat {
     /// Blocking Waits on a notification that, with nothing else for their hart to run, spun
     /// for the signal without the kernel lock before deciding to block (or not).
     pub const WAIT_SPINS: usize = 32;
-    pub const COUNT: usize = 33;
+    /// ... of which a signaller completed while they spun (the thread went back to user mode
+    /// without taking the lock again).
+    pub const SPIN_DELIVERIES: usize = 33;
+    pub const COUNT: usize = 34;
     /// With DebugStat: read, then reset (LOCK_HOLD_MAX only).
     pub const RESET: usize = 1 << 63;
 }

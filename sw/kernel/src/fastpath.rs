@@ -31,7 +31,8 @@ pub enum Fast {
     /// waiter was woken here, or its Wait blocked): schedule this hart.
     Woken,
     /// A Wait on the notification at this address would block and leave the hart idle: spin
-    /// for its signal without the lock first (`spin_for_signal`), then run the Wait again.
+    /// for its signal without the lock first (`spin_for_signal`); a signaller may complete the
+    /// Wait meanwhile, else it runs again.
     Spin(u64),
 }
 
@@ -41,16 +42,19 @@ pub enum Fast {
 /// blocking Wait holds the lock the signaller needs meanwhile.
 pub const WAIT_SPIN_CYCLES: u64 = 4_000;
 
-/// Spin without the lock until the notification at `pa` is signalled, this hart has mail or an
-/// interrupt pending, or `WAIT_SPIN_CYCLES` pass. The caller runs the Wait again under the lock
-/// (which decides: what is read here is a hint). Meanwhile the thread is as if still waiting
-/// for the lock: current here and Running, its registers in its TCB, so another hart may stall
-/// it (it kicks this hart, which then finds its thread gone and schedules).
-pub fn spin_for_signal(cpu: &crate::percpu::PerCpu, pa: u64) {
+/// Spin without the lock (taken by the caller after `note_spinner` and `PerCpu::spin_on`) until
+/// a signaller delivers the notification's signal into the thread (`sched::deliver_to_spinner`),
+/// this hart has mail or an interrupt pending, or `WAIT_SPIN_CYCLES` pass. True: delivered, the
+/// badge is in `me`'s registers, its `ecall` done, and the hart counts as in user mode
+/// (`resume_delivered` next).
+/// False: the caller takes the lock and runs the Wait again. Meanwhile the thread is as if
+/// still waiting for the lock: current here and Running, its registers in its TCB, so another
+/// hart may stall it (it kicks this hart, which then finds its thread gone and schedules).
+pub fn spin_for_signal(cpu: &crate::percpu::PerCpu, me: &mut Tcb, pa: u64) -> bool {
     use crate::arch::csr::*;
     use core::sync::atomic::Ordering;
     let t0 = crate::arch::cpu::cycles();
-    while crate::object::notification::peek_state(pa) == NtfnState::Idle as u8
+    while cpu.spin_on.load(Ordering::Relaxed) == pa as usize
         && cpu.mailbox.load(Ordering::Relaxed) == 0
         && csrr!("sip") & csrr!("sie") == 0
         && crate::arch::cpu::cycles().wrapping_sub(t0) < WAIT_SPIN_CYCLES
@@ -58,6 +62,27 @@ pub fn spin_for_signal(cpu: &crate::percpu::PerCpu, pa: u64) {
         core::hint::spin_loop();
     }
     stats::count(stat::WAIT_SPINS);
+    match cpu.spin_on.compare_exchange(pa as usize, 0, Ordering::SeqCst, Ordering::Acquire) {
+        Ok(_) => false,
+        Err(_) => {
+            // SPIN_DELIVERED: the Wait is done (the spin rewound the pc to its `ecall`).
+            me.ctx.regs[A0] = cpu.spin_badge.load(Ordering::Relaxed) as usize;
+            me.ctx.sepc = me.restart_pc + 4;
+            cpu.spin_on.store(0, Ordering::Relaxed);
+            true
+        }
+    }
+}
+
+/// Back to user mode with `t`, whose Wait a signaller completed while it spun (no lock: the
+/// thread stayed current here and Running, its address space, user-interrupt state and tick
+/// unchanged). Only the address space's flush generation and the instruction-fetch epoch may
+/// have moved meanwhile. Mail or an interrupt that came since is pending and traps at once.
+pub fn resume_delivered(cpu: &crate::percpu::PerCpu, t: &mut Tcb) -> ! {
+    use core::sync::atomic::Ordering;
+    crate::mm::tlb::switch_space(cpu, cpu.active_satp.load(Ordering::Relaxed), cpu.active_asid.load(Ordering::Relaxed));
+    crate::mm::icache::sync_before_user(cpu.hart);
+    crate::arch::trap::enter_user_on(cpu, &mut t.ctx, true)
 }
 
 /// Whether the partner can be woken on another hart from the fastpath: it is blocked (neither
@@ -153,6 +178,9 @@ fn notification(me: &mut Tcb, number: isize, may_spin: bool) -> Fast {
             return Fast::No;
         }
         if may_spin && crate::object::notification::would_block_alone(obj) && sched::idles_without(me) {
+            let cpu = crate::percpu::this();
+            crate::object::notification::note_spinner(obj, cpu.hart);
+            cpu.spin_on.store(obj as usize, core::sync::atomic::Ordering::Relaxed);
             return Fast::Spin(obj);
         }
         crate::object::notification::wait(me, obj, true);

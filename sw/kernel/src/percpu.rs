@@ -5,8 +5,8 @@ use platform::image::MAX_HARTS;
 
 /// One cache line per hart at least: an idle hart spins on its own `mailbox` while the others
 /// write their own `in_user` on every kernel entry and exit, and a shared line would bounce.
-/// `repr(C)`: the first line holds only what an idle hart watches (`mailbox`, `handoff`) and
-/// `polling`; what a waker fills in before it hands a thread over (`in_user`, the `handoff_*`
+/// `repr(C)`: the first line holds only what an idle or spinning hart watches (`mailbox`,
+/// `handoff`, `spin_on`) and `polling`; what a waker fills in before it hands a thread over (`in_user`, the `handoff_*`
 /// words, `active_asid`) is on the second. On one line, each of the waker's stores missed
 /// again: the watching hart's next load had taken the line back (~50 cycles each, five
 /// stores before the hand-over's compare-and-swap on the 4-core RTL).
@@ -21,6 +21,12 @@ pub struct PerCpu {
     pub handoff: AtomicUsize,
     /// The idle loop is watching `mailbox` instead of sleeping: posting is enough, no IPI.
     pub polling: AtomicBool,
+    /// 0, or the notification a Wait of this hart's current thread spins for without the lock
+    /// (`fastpath::spin_for_signal`), or `SPIN_DELIVERED` by a signaller that completed the
+    /// Wait with `spin_badge` (`sched::deliver_to_spinner`). On the watched line, so the
+    /// signaller writes one line of this hart's, and not the thread's registers (three misses).
+    pub spin_on: AtomicUsize,
+    pub spin_badge: AtomicU64,
     _second_line: Line,
     /// This hart is executing user code (set under the kernel lock just before leaving it,
     /// cleared first thing on a trap from user mode), or is on its way there with a thread
@@ -68,6 +74,8 @@ const INIT: PerCpu = PerCpu {
     ipis: AtomicU64::new(0),
     mailbox: AtomicUsize::new(0),
     polling: AtomicBool::new(false),
+    spin_on: AtomicUsize::new(0),
+    spin_badge: AtomicU64::new(0),
     fault_fixup: AtomicUsize::new(0),
     starts: AtomicU64::new(0),
     idle_wakeups: AtomicU64::new(0),

@@ -244,6 +244,40 @@ fn hand_off(t: &mut Tcb, h: usize) -> bool {
     true
 }
 
+/// `PerCpu::spin_on` once a signaller has completed the spinning Wait (notification
+/// addresses are 64-byte aligned kernel-window physical addresses, never this).
+pub const SPIN_DELIVERED: usize = 1;
+
+/// A Signal of the idle notification at `pa` (lock held) completes the Wait that hart `h`'s
+/// current thread spins on, if it still does: the badge goes to `h` (`PerCpu::spin_badge`),
+/// which puts it in the thread's registers and enters user mode without the lock
+/// (`fastpath::spin_for_signal`). As in `hand_off`, `h` counts as in user mode from here
+/// (`in_user`): whoever stalls the thread kicks `h` and waits until it has entered user mode and
+/// trapped back. False when the spin is over or the thread no longer waits there (the signal
+/// sets the word instead).
+pub fn deliver_to_spinner(h: usize, pa: u64, badge: u64, bound: *mut Tcb) -> bool {
+    if h >= MAX_HARTS || h == this_hart() {
+        return false;
+    }
+    let cur = hs(h).current;
+    // SAFETY: a current thread is live.
+    let Some(t) = (unsafe { cur.as_mut() }) else { return false };
+    if t.state != State::Running || t.current_on != Some(h) || !(bound.is_null() || core::ptr::eq(bound, t)) {
+        return false;
+    }
+    let cpu = percpu::of(h);
+    cpu.in_user.store(true, Ordering::Relaxed);
+    // Read only once the swap says it was delivered.
+    cpu.spin_badge.store(badge, Ordering::Relaxed);
+    if cpu.spin_on.compare_exchange(pa as usize, SPIN_DELIVERED, Ordering::SeqCst, Ordering::Relaxed).is_err() {
+        // Not spinning for it (any more): the thread runs its Wait again under the lock.
+        cpu.in_user.store(false, Ordering::Relaxed);
+        return false;
+    }
+    stats::count(stat::SPIN_DELIVERIES);
+    true
+}
+
 /// Make sure `t` is not executing on another hart (its registers are saved in its TCB and that
 /// hart will schedule again before it returns to user mode). The other hart leaves user mode on
 /// an IPI; it cannot get back without the lock, which we hold.
@@ -455,10 +489,14 @@ pub fn exit_to_user() -> ! {
 /// Leave the kernel into this hart's current thread without choosing (the notification
 /// fastpath found nothing here to decide).
 pub fn run_current() -> ! {
-    let cur = hs(this_hart()).current;
-    debug_assert!(!cur.is_null());
+    let cpu = percpu::this();
+    let s = hs(cpu.hart);
+    debug_assert!(!s.current.is_null());
     // SAFETY: the current thread is live.
-    run(unsafe { &mut *cur })
+    let t = unsafe { &mut *s.current };
+    // The thread that trapped goes on: its address space is the active one, so the lock can go
+    // before the (no-op, unless a flush is due) switch; the trap left `sstatus` right.
+    leave(cpu, t, highest(s).is_none(), true, true)
 }
 
 /// The Call/ReplyRecv fastpath's exit (lock held): `from`, current here, blocked; `to` takes
@@ -476,27 +514,53 @@ pub fn leave_direct(from: &mut Tcb, to: &mut Tcb) -> ! {
     s.current = to;
     let alone = highest(s).is_none();
     // The trap from user mode left `sstatus` as user mode wants it, and nothing since wrote it.
-    leave(cpu, to, alone, true)
+    leave(cpu, to, alone, true, false)
 }
 
 fn run(t: &mut Tcb) -> ! {
     let cpu = percpu::this();
-    leave(cpu, t, highest(hs(cpu.hart)).is_none(), false)
+    leave(cpu, t, highest(hs(cpu.hart)).is_none(), false, false)
 }
 
 /// Into user mode with `t`, current here; `alone`: nothing else ready on this hart;
-/// `sstatus_ok`: the caller knows `sstatus` is as a trap from user mode left it.
+/// `sstatus_ok`: the caller knows `sstatus` is as a trap from user mode left it; `same_space`:
+/// `t` trapped on this hart and goes on, so its address space is the active one.
 #[inline(always)]
-fn leave(cpu: &percpu::PerCpu, t: &mut Tcb, alone: bool, sstatus_ok: bool) -> ! {
+fn leave(cpu: &percpu::PerCpu, t: &mut Tcb, alone: bool, sstatus_ok: bool, same_space: bool) -> ! {
     let (satp, asid) = crate::object::vspace::satp_of(t);
-    crate::mm::tlb::switch_space(cpu, satp, asid);
-    crate::mm::icache::sync_before_user(cpu.hart);
+    if !same_space {
+        // A switch to another thread: as it was, all under the lock. Measured: the steps below
+        // after the release cost the same-hart round trip ~80 cycles in one space and ~200
+        // across two (twice the page walks), where no other hart waits for the lock.
+        crate::mm::tlb::switch_space(cpu, satp, asid);
+        crate::mm::icache::sync_before_user(cpu.hart);
+    }
     crate::uintr::switch_to(t);
     // No tick while this thread is all the hart has to run (asleep waiters that only a kernel
     // entry would notice keep it on).
-    arch::timer::set_tickless(alone && !crate::uintr::parked_unwatched());
+    let retick = arch::timer::decide_tickless(cpu.hart, alone && !crate::uintr::parked_unwatched());
+    if !same_space {
+        if retick {
+            arch::timer::apply_tick();
+        }
+        cpu.in_user.store(true, Ordering::Release);
+        lock::release();
+        arch::trap::enter_user_on(cpu, &mut t.ctx, sstatus_ok)
+    }
+    // The thread that trapped goes on (`run_current`: a Signal, or a Wait that found its word
+    // set). In user mode with `asid` from here for every other hart: a shootdown or a stall
+    // after the release kicks this hart (it traps back right after its `sret`), one before it
+    // moved the flush generation `switch_space` reads. What is left is this hart's own (its
+    // TLB's freshness, instruction fetch, its timer), done without the lock: a notification's
+    // partner on another hart waits for every cycle of the hold.
+    cpu.active_asid.store(asid, Ordering::Relaxed);
     cpu.in_user.store(true, Ordering::Release);
     lock::release();
+    crate::mm::tlb::switch_space(cpu, satp, asid);
+    crate::mm::icache::sync_before_user(cpu.hart);
+    if retick {
+        arch::timer::apply_tick();
+    }
     arch::trap::enter_user_on(cpu, &mut t.ctx, sstatus_ok)
 }
 

@@ -44,7 +44,9 @@ pub extern "C" fn user_trap(ctx: &mut UserContext) -> ! {
                 // (its ecall not yet done, so a stall that takes it from us is harmless).
                 me.ctx.sepc = me.restart_pc;
                 lock::release();
-                crate::fastpath::spin_for_signal(cpu, ntfn);
+                if crate::fastpath::spin_for_signal(cpu, me, ntfn) {
+                    crate::fastpath::resume_delivered(cpu, me)
+                }
                 lock::acquire();
                 if sched::current() != me_ptr {
                     // Stalled meanwhile: it runs the ecall again when it next runs.

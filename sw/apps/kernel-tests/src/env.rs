@@ -171,7 +171,7 @@ pub static PARK: AtomicUsize = AtomicUsize::new(0);
 /// Benchmark results printed after the summary: cycles per Call+ReplyRecv round trip on the
 /// same hart and across harts; fastpath Call and ReplyRecv counts during the same-hart run
 /// (0..4); the user-interrupt benchmark's results from 4 on (`t_uintr::B_*`).
-pub static BENCH: [AtomicUsize; 24] = [const { AtomicUsize::new(0) }; 24];
+pub static BENCH: [AtomicUsize; 26] = [const { AtomicUsize::new(0) }; 26];
 
 /// Words shared between the root and its helper threads (each test gives them meanings).
 pub static SHARED: [AtomicUsize; 16] = [const { AtomicUsize::new(0) }; 16];

@@ -302,7 +302,7 @@ mod rt {
         use crate::t_uintr as tu;
         if b(tu::B_ROUNDS) != 0 {
             println!(
-                "[ktest] uintr bench ({} mode, {} rounds, across harts): signal->handler one way {} cycles (half a send/handler-answers round trip), send/poll ping-pong round trip {} cycles ({} kernel entries per round trip); seL4 notification (kernel-forwarded): Signal->Wait one way {} cycles (half a round trip), Signal/Wait ping-pong round trip {} cycles ({}.{:02} kernel entries, {}.{:02} handoffs to an idle hart, {}.{:02} Waits spinning for their signal per round trip, wall clock)",
+                "[ktest] uintr bench ({} mode, {} rounds, across harts): signal->handler one way {} cycles (half a send/handler-answers round trip), send/poll ping-pong round trip {} cycles ({} kernel entries per round trip); seL4 notification (kernel-forwarded): Signal->Wait one way {} cycles (half a round trip), Signal/Wait ping-pong round trip {} cycles ({}.{:02} kernel entries, {}.{:02} handoffs to an idle hart, {}.{:02} Waits spinning for their signal ({}.{:02} completed by the signaller) per round trip, wall clock)",
                 match b(tu::B_MODE) {
                     abi::uintr::MODE_HARDWARE => "hardware",
                     _ => "emulated",
@@ -318,7 +318,9 @@ mod rt {
                 b(tu::B_NTFN_HANDOFFS) / 100,
                 b(tu::B_NTFN_HANDOFFS) % 100,
                 b(tu::B_NTFN_SPINS) / 100,
-                b(tu::B_NTFN_SPINS) % 100
+                b(tu::B_NTFN_SPINS) % 100,
+                b(tu::B_NTFN_DELIVERED) / 100,
+                b(tu::B_NTFN_DELIVERED) % 100
             );
         }
         use crate::t_preempt as tp;

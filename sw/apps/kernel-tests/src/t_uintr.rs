@@ -57,8 +57,10 @@ pub const B_NTFN_ENTRIES: usize = 18;
 /// Threads handed straight to their idle hart per kernel-forwarded notification round trip,
 /// x100.
 pub const B_NTFN_HANDOFFS: usize = 22;
-/// Waits that spun for their signal without the kernel lock per round trip, x100.
+/// Waits that spun for their signal without the kernel lock per round trip, x100, and of
+/// them those the signaller completed (x100).
 pub const B_NTFN_SPINS: usize = 23;
+pub const B_NTFN_DELIVERED: usize = 24;
 /// Profiler region of each measured Signal/Wait round trip (hw/sim/README.md).
 pub const REGION_NTFN: u16 = 14;
 
@@ -1283,12 +1285,13 @@ fn bench_inner(env: &mut Env, c: &mut Cleanup) -> TResult {
     let ping_back = KPING[0].load(SeqCst);
     env.spawn_on(ntfn_pong, 0, 255, other)?;
     // Wall clock, not rdcycle: this hart sleeps in wfi (its counter stops) while it waits.
-    let (mut t0, mut e0, mut h0, mut s0) = (0, 0, 0, 0);
+    let (mut t0, mut e0, mut h0, mut s0, mut d0) = (0, 0, 0, 0, 0);
     let signal = KPING[1].load(SeqCst);
     for i in 0..BENCH_WARMUP + BENCH_ROUNDS {
         if i == BENCH_WARMUP {
             h0 = syscall::debug_stat(stat::HANDOFFS);
             s0 = syscall::debug_stat(stat::WAIT_SPINS);
+            d0 = syscall::debug_stat(stat::SPIN_DELIVERIES);
             e0 = syscall::debug_stat(stat::KERNEL_ENTRIES);
             t0 = wall_cycles();
         }
@@ -1303,6 +1306,8 @@ fn bench_inner(env: &mut Env, c: &mut Cleanup) -> TResult {
     let h1 = syscall::debug_stat(stat::HANDOFFS);
     let s1 = syscall::debug_stat(stat::WAIT_SPINS);
     BENCH[B_NTFN_SPINS].store((s1 - s0) * 100 / BENCH_ROUNDS, SeqCst);
+    let d1 = syscall::debug_stat(stat::SPIN_DELIVERIES);
+    BENCH[B_NTFN_DELIVERED].store((d1 - d0) * 100 / BENCH_ROUNDS, SeqCst);
     BENCH[B_NTFN_HANDOFFS].store((h1 - h0) * 100 / BENCH_ROUNDS, SeqCst);
     BENCH[B_NTFN_ROUND_TRIP].store(ntfn_rt, SeqCst);
     BENCH[B_NTFN_ONE_WAY].store(ntfn_rt / 2, SeqCst);

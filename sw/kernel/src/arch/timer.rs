@@ -63,18 +63,12 @@ pub fn start() {
     csrs!("sie", SIE_STIE);
 }
 
-/// On the way to user mode (lock held): `alone` = the thread about to run is the only one this
-/// hart could run and no waiter here depends on a kernel entry to be woken, so the tick would
-/// only interrupt it; otherwise the tick runs. The idle loop leaves the state alone. Changes the
-/// timer only when the state changes (without Sstc that is an SBI call).
-pub fn set_tickless(alone: bool) {
-    if decide_tickless(hart(), alone) {
-        apply_tick();
-    }
-}
-
-/// `set_tickless` for hart `h` from any hart, lock held: records the state and returns whether
-/// it changed, in which case `h` must `apply_tick` before it enters user mode.
+/// On the way to user mode, for hart `h` (this one, or an idle one a thread is handed to), lock
+/// held: `alone` = the thread about to run is the only one `h` could run and no waiter there
+/// depends on a kernel entry to be woken, so the tick would only interrupt it; otherwise the
+/// tick runs. The idle loop leaves the state alone. Records the state and returns whether it
+/// changed, in which case `h` must `apply_tick` before it enters user mode (it may do that
+/// after letting the lock go: the timer is its own; without Sstc that is an SBI call).
 pub fn decide_tickless(h: usize, alone: bool) -> bool {
     if TICKLESS[h].load(Ordering::Relaxed) == alone {
         return false;
@@ -91,7 +85,7 @@ pub fn apply_tick() {
     program(h, NEXT_TICK[h].load(Ordering::Relaxed).min(EARLIEST[h].load(Ordering::Relaxed)));
 }
 
-/// Whether hart `h` runs without its tick (see `set_tickless`).
+/// Whether hart `h` runs without its tick (see `decide_tickless`).
 pub fn is_tickless(h: usize) -> bool {
     TICKLESS[h].load(Ordering::Relaxed)
 }

@@ -8,9 +8,7 @@ use crate::{ipc, sched};
 use caps::{Error, Slots as _};
 use core::ptr::null_mut;
 
-/// `u8`: a Wait spinning for its signal reads it without the lock (`fastpath::spin_for_signal`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-#[repr(u8)]
 pub enum NtfnState {
     Idle,
     Waiting,
@@ -20,6 +18,10 @@ pub enum NtfnState {
 #[repr(C)]
 pub struct Notification {
     pub state: NtfnState,
+    /// Hart + 1 of a Wait that spins for this notification's signal without the lock (0: none):
+    /// a hint, valid while that hart's `PerCpu::spin_on` names this notification
+    /// (`sched::deliver_to_spinner`).
+    pub spinner: u8,
     pub head: *mut Tcb,
     pub tail: *mut Tcb,
     pub word: u64,
@@ -37,6 +39,7 @@ const _: () = assert!(core::mem::size_of::<Notification>() <= 1 << abi::object::
 pub fn create(pa: u64) {
     at::<core::mem::MaybeUninit<Notification>>(pa).write(Notification {
         state: NtfnState::Idle,
+        spinner: 0,
         head: null_mut(),
         tail: null_mut(),
         word: 0,
@@ -69,6 +72,15 @@ pub fn signal(pa: u64, badge: u64) -> Result<(), caps::Error> {
                     return Ok(());
                 }
             }
+            // A Wait spinning for it on another hart gets the signal straight into its
+            // registers and leaves without the lock.
+            if n.spinner != 0 {
+                let h = n.spinner as usize - 1;
+                n.spinner = 0;
+                if sched::deliver_to_spinner(h, pa, badge, n.bound) {
+                    return Ok(());
+                }
+            }
             n.word = badge;
             n.state = NtfnState::Active;
         }
@@ -94,13 +106,9 @@ pub fn would_block_alone(pa: u64) -> bool {
     n.uslot == 0 && n.state == NtfnState::Idle
 }
 
-/// The state of the notification at `pa`, read without the lock: a hint only (the object may
-/// change or go meanwhile; it stays mapped in the kernel window, so the read is harmless).
-pub fn peek_state(pa: u64) -> u8 {
-    // No reference: other harts write it under the lock meanwhile.
-    let n = crate::mm::phys_to_virt(pa as usize) as *const Notification;
-    // SAFETY: kernel-window memory; a volatile byte read, its value only a hint.
-    unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*n).state) as *const u8) }
+/// A Wait by a thread on hart `h` spins for the signal of the notification at `pa` (lock held).
+pub fn note_spinner(pa: u64, h: usize) {
+    at::<Notification>(pa).spinner = h as u8 + 1;
 }
 
 /// seL4 receiveSignal: Wait (blocking) or Poll.
@@ -109,6 +117,7 @@ pub fn wait(me: &mut Tcb, pa: u64, blocking: bool) {
     if n.uslot != 0 {
         return crate::uintr::wait(me, n, pa, blocking);
     }
+    n.spinner = 0;
     match n.state {
         NtfnState::Active => {
             me.ctx.regs[ipc::A0] = n.word as usize;
