@@ -529,9 +529,9 @@ fn run(t: &mut Tcb) -> ! {
 fn leave(cpu: &percpu::PerCpu, t: &mut Tcb, alone: bool, sstatus_ok: bool, same_space: bool) -> ! {
     let (satp, asid) = crate::object::vspace::satp_of(t);
     if !same_space {
-        // A switch to another thread: as it was, all under the lock. Measured: the steps below
-        // after the release cost the same-hart round trip ~80 cycles in one space and ~200
-        // across two (twice the page walks), where no other hart waits for the lock.
+        // A switch to another thread: as it was, all under the lock. Measured on the RTL: the
+        // address-space switch after the release cost the same-hart round trip across two
+        // spaces ~200 cycles (twice the page walks), where no other hart waits for the lock.
         crate::mm::tlb::switch_space(cpu, satp, asid);
         crate::mm::icache::sync_before_user(cpu.hart);
     }
