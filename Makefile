@@ -61,6 +61,8 @@ export CARGO_HOME := $(CACHE_DIR)/cargo
 CARGO_FLAGS := --manifest-path sw/Cargo.toml --locked
 export CARGO_TARGET_DIR := $(BUILD)/cargo
 SW_OUT := $(CARGO_TARGET_DIR)/$(RUST_TARGET)/release
+# The network images' programs: cargo profile `net` (sw/Cargo.toml: release with fat LTO).
+NET_OUT := $(CARGO_TARGET_DIR)/$(RUST_TARGET)/net
 IMAGE := $(BUILD)/sw/image.bin
 KERNEL_BIN := $(BUILD)/sw/kernel.bin
 MODULES_BIN := $(BUILD)/sw/modules.bin
@@ -182,9 +184,9 @@ NET_QEMU_ARGS = -netdev user,id=n0,hostfwd=tcp:127.0.0.1:$(NET_PORT)-:$(NET_PORT
 # image-net.bin is the NET_VARIANT one (run-net); image-net-async.bin and image-net-sync.bin are
 # both always built (test-net, bench-tcp): only the root task differs.
 net-image: sw
-	for v in sync async; do NET_VARIANT=$$v $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p net-server -p tcp-server -p net-system \
-	  && cp $(SW_OUT)/net-root $(BUILD)/sw/net-root-$$v.elf || exit 1; done
-	for b in net-server tcp-server; do cp $(SW_OUT)/$$b $(BUILD)/sw/$$b.elf; done
+	for v in sync async; do NET_VARIANT=$$v $(CARGO) build $(CARGO_FLAGS) --profile net --target $(RUST_TARGET) -p net-server -p tcp-server -p net-system \
+	  && cp $(NET_OUT)/net-root $(BUILD)/sw/net-root-$$v.elf || exit 1; done
+	for b in net-server tcp-server; do cp $(NET_OUT)/$$b $(BUILD)/sw/$$b.elf; done
 	for v in sync async; do python3 scripts/mkimage.py --manifest sw/apps/net-system/app.toml --elf firmware=$(BUILD)/sw/firmware.elf \
 	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/net-root-$$v.elf --elf net-server=$(BUILD)/sw/net-server.elf \
 	  --elf tcp-server=$(BUILD)/sw/tcp-server.elf -o $(BUILD)/sw/image-net-$$v.bin || exit 1; done
@@ -196,9 +198,9 @@ net-image: sw
 NET_RTL_SOCKETS ?= 24
 NET_RTL_CARGO := $(BUILD)/cargo-net-rtl
 net-image-rtl: sw
-	for v in sync async; do NET_SOCKETS=$(NET_RTL_SOCKETS) NET_VARIANT=$$v CARGO_TARGET_DIR=$(NET_RTL_CARGO) $(CARGO) build $(CARGO_FLAGS) --release \
-	  --target $(RUST_TARGET) -p net-server -p tcp-server -p net-system && cp $(NET_RTL_CARGO)/$(RUST_TARGET)/release/net-root $(BUILD)/sw/net-root-rtl-$$v.elf || exit 1; done
-	for b in net-server tcp-server; do cp $(NET_RTL_CARGO)/$(RUST_TARGET)/release/$$b $(BUILD)/sw/$$b-rtl.elf; done
+	for v in sync async; do NET_SOCKETS=$(NET_RTL_SOCKETS) NET_VARIANT=$$v CARGO_TARGET_DIR=$(NET_RTL_CARGO) $(CARGO) build $(CARGO_FLAGS) --profile net \
+	  --target $(RUST_TARGET) -p net-server -p tcp-server -p net-system && cp $(NET_RTL_CARGO)/$(RUST_TARGET)/net/net-root $(BUILD)/sw/net-root-rtl-$$v.elf || exit 1; done
+	for b in net-server tcp-server; do cp $(NET_RTL_CARGO)/$(RUST_TARGET)/net/$$b $(BUILD)/sw/$$b-rtl.elf; done
 	for v in sync async; do python3 scripts/mkimage.py --manifest sw/apps/net-system/app.toml --elf firmware=$(BUILD)/sw/firmware.elf \
 	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/net-root-rtl-$$v.elf --elf net-server=$(BUILD)/sw/net-server-rtl.elf \
 	  --elf tcp-server=$(BUILD)/sw/tcp-server-rtl.elf -o $(BUILD)/sw/image-net-rtl-$$v.bin || exit 1; done
