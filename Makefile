@@ -22,7 +22,7 @@
 #                   tcp.md and plots (BENCH_DURATION=5 s per point)
 #   make run-net    the network system (sw/apps/net-system) under QEMU, 4 harts, with user-mode
 #                   networking: prints `connect to 127.0.0.1:PORT` and serves until stopped
-#                   (NET_VARIANT=async|sync NET_PORT=5555 NET_REQUEST=64 bytes NET_WORK=0 rounds NET_SPIN=0 cycles)
+#                   (NET_VARIANT=async|sync NET_PORT=5555 NET_REQUEST=64 bytes NET_WORK=0 rounds NET_SPIN=auto|cycles)
 #   make bench-ipc  the IPC benchmark (sync and async, sw/apps/ipc-bench) on the 4-hart RTL
 #                   (~80 M cycles: ~40 min at 35 kHz; TARGET=qemu: a quick functional run):
 #                   build/bench/ipc.csv, ipc.md and plots
@@ -173,7 +173,7 @@ NET_IMAGE := $(BUILD)/sw/image-net.bin
 NET_PORT ?= 5555
 NET_REQUEST ?= 64
 NET_WORK ?= 0
-NET_SPIN ?= 0
+NET_SPIN ?= auto
 # async (channels, coroutines) or sync (Call/ReplyRecv, a TCP server thread per connection)
 NET_VARIANT ?= async
 export NET_PORT NET_REQUEST NET_WORK NET_SPIN NET_VARIANT
