@@ -22,7 +22,7 @@
 #                   tcp.md and plots (BENCH_DURATION=5 s per point)
 #   make run-net    the network system (sw/apps/net-system) under QEMU, 4 harts, with user-mode
 #                   networking: prints `connect to 127.0.0.1:PORT` and serves until stopped
-#                   (NET_VARIANT=async|sync NET_PORT=5555 NET_REQUEST=64 bytes NET_WORK=0 rounds NET_SPIN=0 cycles)
+#                   (NET_VARIANT=async|sync NET_PORT=5555 NET_REQUEST=64 bytes NET_WORK=0 rounds NET_SPIN=auto|cycles)
 #   make bench-ipc  the IPC benchmark (sync and async, sw/apps/ipc-bench) on the 4-hart RTL
 #                   (~80 M cycles: ~40 min at 35 kHz; TARGET=qemu: a quick functional run):
 #                   build/bench/ipc.csv, ipc.md and plots
@@ -61,6 +61,8 @@ export CARGO_HOME := $(CACHE_DIR)/cargo
 CARGO_FLAGS := --manifest-path sw/Cargo.toml --locked
 export CARGO_TARGET_DIR := $(BUILD)/cargo
 SW_OUT := $(CARGO_TARGET_DIR)/$(RUST_TARGET)/release
+# The network images' programs: cargo profile `net` (sw/Cargo.toml: release with fat LTO).
+NET_OUT := $(CARGO_TARGET_DIR)/$(RUST_TARGET)/net
 IMAGE := $(BUILD)/sw/image.bin
 KERNEL_BIN := $(BUILD)/sw/kernel.bin
 MODULES_BIN := $(BUILD)/sw/modules.bin
@@ -171,7 +173,7 @@ NET_IMAGE := $(BUILD)/sw/image-net.bin
 NET_PORT ?= 5555
 NET_REQUEST ?= 64
 NET_WORK ?= 0
-NET_SPIN ?= 0
+NET_SPIN ?= auto
 # async (channels, coroutines) or sync (Call/ReplyRecv, a TCP server thread per connection)
 NET_VARIANT ?= async
 export NET_PORT NET_REQUEST NET_WORK NET_SPIN NET_VARIANT
@@ -182,9 +184,9 @@ NET_QEMU_ARGS = -netdev user,id=n0,hostfwd=tcp:127.0.0.1:$(NET_PORT)-:$(NET_PORT
 # image-net.bin is the NET_VARIANT one (run-net); image-net-async.bin and image-net-sync.bin are
 # both always built (test-net, bench-tcp): only the root task differs.
 net-image: sw
-	for v in sync async; do NET_VARIANT=$$v $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p net-server -p tcp-server -p net-system \
-	  && cp $(SW_OUT)/net-root $(BUILD)/sw/net-root-$$v.elf || exit 1; done
-	for b in net-server tcp-server; do cp $(SW_OUT)/$$b $(BUILD)/sw/$$b.elf; done
+	for v in sync async; do NET_VARIANT=$$v $(CARGO) build $(CARGO_FLAGS) --profile net --target $(RUST_TARGET) -p net-server -p tcp-server -p net-system \
+	  && cp $(NET_OUT)/net-root $(BUILD)/sw/net-root-$$v.elf || exit 1; done
+	for b in net-server tcp-server; do cp $(NET_OUT)/$$b $(BUILD)/sw/$$b.elf; done
 	for v in sync async; do python3 scripts/mkimage.py --manifest sw/apps/net-system/app.toml --elf firmware=$(BUILD)/sw/firmware.elf \
 	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/net-root-$$v.elf --elf net-server=$(BUILD)/sw/net-server.elf \
 	  --elf tcp-server=$(BUILD)/sw/tcp-server.elf -o $(BUILD)/sw/image-net-$$v.bin || exit 1; done
@@ -196,9 +198,9 @@ net-image: sw
 NET_RTL_SOCKETS ?= 24
 NET_RTL_CARGO := $(BUILD)/cargo-net-rtl
 net-image-rtl: sw
-	for v in sync async; do NET_SOCKETS=$(NET_RTL_SOCKETS) NET_VARIANT=$$v CARGO_TARGET_DIR=$(NET_RTL_CARGO) $(CARGO) build $(CARGO_FLAGS) --release \
-	  --target $(RUST_TARGET) -p net-server -p tcp-server -p net-system && cp $(NET_RTL_CARGO)/$(RUST_TARGET)/release/net-root $(BUILD)/sw/net-root-rtl-$$v.elf || exit 1; done
-	for b in net-server tcp-server; do cp $(NET_RTL_CARGO)/$(RUST_TARGET)/release/$$b $(BUILD)/sw/$$b-rtl.elf; done
+	for v in sync async; do NET_SOCKETS=$(NET_RTL_SOCKETS) NET_VARIANT=$$v CARGO_TARGET_DIR=$(NET_RTL_CARGO) $(CARGO) build $(CARGO_FLAGS) --profile net \
+	  --target $(RUST_TARGET) -p net-server -p tcp-server -p net-system && cp $(NET_RTL_CARGO)/$(RUST_TARGET)/net/net-root $(BUILD)/sw/net-root-rtl-$$v.elf || exit 1; done
+	for b in net-server tcp-server; do cp $(NET_RTL_CARGO)/$(RUST_TARGET)/net/$$b $(BUILD)/sw/$$b-rtl.elf; done
 	for v in sync async; do python3 scripts/mkimage.py --manifest sw/apps/net-system/app.toml --elf firmware=$(BUILD)/sw/firmware.elf \
 	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/net-root-rtl-$$v.elf --elf net-server=$(BUILD)/sw/net-server-rtl.elf \
 	  --elf tcp-server=$(BUILD)/sw/tcp-server-rtl.elf -o $(BUILD)/sw/image-net-rtl-$$v.bin || exit 1; done

@@ -1,9 +1,10 @@
 //! The board's NIC (our SoC, on the RTL and the board): AXI DMA + AXI Ethernet, driven by
-//! `sw/lib/axi-eth`, as a `nic::Driver`. A receive ring and a
-//! transmit ring of `QUEUE` descriptors each, descriptors and 2 KiB buffers in the DMA pool
-//! (bus address = physical: the DMA masters into the SoC's front bus). Every receive buffer is
-//! posted at start and re-posted as soon as smoltcp has read its frame; transmits go out at
-//! the transmit ring's tail and come back when their descriptor completes.
+//! `sw/lib/axi-eth`, as a `nic::Driver`. A receive ring of `QUEUE` descriptors and a
+//! transmit ring of `TX_QUEUE`, descriptors and 2 KiB buffers in the DMA pool (bus address =
+//! physical: the DMA masters into the SoC's front bus). Every receive buffer is posted at start
+//! and re-posted as soon as smoltcp has read its frame (the DMA's tail pointer moved every
+//! `RX_BATCH` of them); transmits go out at the transmit ring's tail and are taken back in
+//! batches once their descriptors complete.
 //!
 //! Memory ordering with the device: the front bus is coherent with the L1 caches on the board
 //! and in the simulation (board-axu15eg.md, "DMA path"), so no cache maintenance; register
@@ -22,8 +23,14 @@ use axi_eth::mac::{Link, Mac, MacError};
 use axi_eth::regs::Regs;
 use axi_eth::ring::Ring;
 
-/// Descriptors (and buffers) each way, as the virtio queues.
+/// Receive descriptors (and buffers), as the virtio queues: room for a burst of frames.
 pub const QUEUE: usize = 128;
+/// Transmit descriptors (and buffers). Few: the wire takes a frame in ~1-12 us (64-1514 bytes at
+/// 1 Gb/s), and the next frames reuse the same few buffers, whose lines and pages are still in
+/// the data cache and the TLB (a ring of 128 writes each frame into a buffer last touched 127
+/// frames before: cache misses on every line and a TLB miss). A full ring makes smoltcp wait for
+/// a completion (`tx_starved`), as before.
+pub const TX_QUEUE: usize = 16;
 /// One buffer: a whole Ethernet frame (1518 with a VLAN tag) fits, so a frame never spans
 /// descriptors.
 const BUF: usize = 2048;
@@ -35,6 +42,13 @@ pub const MAC_ADDR: [u8; 6] = [0x02, 0x0a, 0x35, 0x00, 0x00, 0x01];
 const RESET_US: u64 = 100_000;
 /// Descriptor errors printed (then only counted).
 const REPORT: u64 = 8;
+/// Finished transmits are taken back once this many are posted (or when the ring is full):
+/// each look at the oldest descriptor reads memory the DMA wrote (a cache miss), and a look that
+/// finds it not done yet is wasted, so they are taken back in batches rather than per frame.
+const RECLAIM_AT: usize = TX_QUEUE / 2;
+/// Receive buffers given back are handed to the DMA (its tail pointer moved, a register write)
+/// once this many are waiting: the DMA keeps at least QUEUE - RX_BATCH buffers meanwhile.
+const RX_BATCH: usize = 8;
 
 /// A device's register page, mapped uncached by the kernel.
 #[derive(Clone, Copy)]
@@ -79,11 +93,13 @@ impl core::fmt::Display for AxiError {
 struct Inner {
     dma: Dma<Mmio>,
     rx: Ring<QUEUE>,
-    tx: Ring<QUEUE>,
+    tx: Ring<TX_QUEUE>,
     /// The length each transmit descriptor was posted with, to check its completion.
-    tx_len: [u16; QUEUE],
+    tx_len: [u16; TX_QUEUE],
     /// smoltcp asked for a transmit buffer and found none: finished transmits are work.
     tx_starved: bool,
+    /// Receive descriptors posted again whose tail move is still to come (`repost`).
+    rx_unmoved: usize,
     now_us: fn() -> u64,
 }
 
@@ -93,8 +109,9 @@ pub struct AxiNic {
     pub link: Link,
 }
 
-fn ring(bufs: usize) -> Result<Ring<QUEUE>, AxiError> {
-    let (dpa, dva) = hal::alloc(Ring::<QUEUE>::DESC_BYTES.div_ceil(4096)).ok_or(AxiError::Pool)?;
+fn ring<const N: usize>() -> Result<Ring<N>, AxiError> {
+    let bufs = N * BUF / 4096;
+    let (dpa, dva) = hal::alloc(Ring::<N>::DESC_BYTES.div_ceil(4096)).ok_or(AxiError::Pool)?;
     let (bpa, bva) = hal::alloc(bufs).ok_or(AxiError::Pool)?;
     // SAFETY: fresh pool pages for this ring alone, for the life of the process; the pool's
     // physical addresses are the DMA's bus addresses.
@@ -111,13 +128,13 @@ impl AxiNic {
     pub unsafe fn new(dma_va: usize, eth_va: usize, axi_hz: u64, now_us: fn() -> u64) -> Result<AxiNic, AxiError> {
         let eth = Mmio(eth_va);
         let link = Mac::new(&eth, now_us).bring_up(axi_hz, MAC_ADDR).map_err(AxiError::Mac)?;
-        let pages = QUEUE * BUF / 4096;
         let mut inner = Inner {
             dma: Dma::new(Mmio(dma_va)),
-            rx: ring(pages)?,
-            tx: ring(pages)?,
-            tx_len: [0; QUEUE],
+            rx: ring()?,
+            tx: ring()?,
+            tx_len: [0; TX_QUEUE],
             tx_starved: false,
+            rx_unmoved: 0,
             now_us,
         };
         start(&mut inner).map_err(AxiError::Dma)?;
@@ -175,6 +192,7 @@ fn start(n: &mut Inner) -> Result<(), DmaError> {
     n.rx.clear();
     n.tx.clear();
     n.tx_starved = false;
+    n.rx_unmoved = 0;
     let first = n.rx.next();
     while n.rx.post(BUF, 0).is_some() {}
     n.dma.start(Channel::Rx, n.rx.desc_pa(first))?;
@@ -182,10 +200,15 @@ fn start(n: &mut Inner) -> Result<(), DmaError> {
     n.dma.start(Channel::Tx, n.tx.desc_pa(n.tx.next()))
 }
 
-/// Give the receive descriptor just popped back to the DMA (it is the ring's tail again).
+/// Give the receive descriptor just popped back to the DMA (it is the ring's tail again); the
+/// tail pointer moves once RX_BATCH of them wait.
 fn repost(n: &mut Inner) {
     if let Some(i) = n.rx.post(BUF, 0) {
-        n.dma.tail(Channel::Rx, n.rx.desc_pa(i));
+        n.rx_unmoved += 1;
+        if n.rx_unmoved >= RX_BATCH {
+            n.rx_unmoved = 0;
+            n.dma.tail(Channel::Rx, n.rx.desc_pa(i));
+        }
     }
 }
 
@@ -224,7 +247,9 @@ impl Driver for AxiNic {
 
     fn tx_ready(&self) -> bool {
         self.inner.with(|n| {
-            self.reclaim(n);
+            if n.tx.posted() >= RECLAIM_AT {
+                self.reclaim(n);
+            }
             n.tx_starved = n.tx.is_full();
             !n.tx_starved
         })
@@ -232,7 +257,9 @@ impl Driver for AxiNic {
 
     fn tx_buffer(&self, len: usize) -> Option<(usize, *mut u8)> {
         self.inner.with(|n| {
-            self.reclaim(n);
+            if n.tx.is_full() {
+                self.reclaim(n);
+            }
             (!n.tx.is_full() && len <= MTU).then(|| (n.tx.next(), n.tx.buf_ptr(n.tx.next())))
         })
     }

@@ -2,9 +2,14 @@
 //! [`Driver`], frames read and built in the drivers' DMA buffers (no copy here). It also notes
 //! whether a TCP SYN came in: smoltcp takes a socket out of Listen only for one, so without
 //! one the server need not look at its listening sockets after the run (`Stack::maintain`).
-use crate::nic::{Driver, MTU};
+//!
+//! Checksums: smoltcp is told the device does IPv4's and TCP's (its capabilities), and this
+//! adapter does them (`netproto::inet`, over 64-bit words): a received frame whose IPv4 header
+//! or TCP segment does not sum right is dropped before smoltcp sees it, and every frame smoltcp
+//! builds gets both filled in before it goes out. ICMP's stay smoltcp's.
+use crate::nic::{Driver, RxFrame, MTU};
 use core::cell::Cell;
-use smoltcp::phy::{self, Device, DeviceCapabilities, Medium};
+use smoltcp::phy::{self, Checksum, Device, DeviceCapabilities, Medium};
 use smoltcp::time::Instant;
 
 /// Frames each way smoltcp may handle in one burst (half a ring: 128 descriptors each way).
@@ -41,6 +46,9 @@ fn may_be_syn(frame: &[u8]) -> bool {
 
 pub struct Rx<'a, 'b> {
     driver: &'a dyn Driver,
+    /// The frame `receive` peeked: still the driver's oldest when the token is consumed
+    /// (smoltcp consumes it at once, and nothing else takes frames meanwhile).
+    frame: RxFrame,
     syn: &'b Cell<bool>,
 }
 
@@ -60,8 +68,8 @@ impl<'a> Device for Frames<'a> {
 
     fn receive(&mut self, _now: Instant) -> Option<(Rx<'a, '_>, Tx<'a>)> {
         // Peeked only: the frame is taken in `consume` (a token dropped unused leaves it).
-        self.driver.rx_frame()?;
-        Some((Rx { driver: self.driver, syn: &self.syn }, Tx { driver: self.driver }))
+        let frame = self.driver.rx_frame()?;
+        Some((Rx { driver: self.driver, frame, syn: &self.syn }, Tx { driver: self.driver }))
     }
 
     fn transmit(&mut self, _now: Instant) -> Option<Tx<'a>> {
@@ -73,13 +81,16 @@ impl<'a> Device for Frames<'a> {
         caps.medium = Medium::Ethernet;
         caps.max_transmission_unit = MTU;
         caps.max_burst_size = Some(BURST);
+        // Ours (above), not smoltcp's.
+        caps.checksum.ipv4 = Checksum::None;
+        caps.checksum.tcp = Checksum::None;
         caps
     }
 }
 
 impl phy::RxToken for Rx<'_, '_> {
     fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
-        let Some(frame) = self.driver.rx_frame() else { return f(&[]) };
+        let frame = self.frame;
         // SAFETY: the driver's buffer of a received frame, not given back to the device until
         // `rx_done`; its length checked by the driver. No borrow of the driver is held while
         // smoltcp runs `f` (it may transmit meanwhile).
@@ -87,7 +98,8 @@ impl phy::RxToken for Rx<'_, '_> {
         if may_be_syn(bytes) {
             self.syn.set(true);
         }
-        let r = f(bytes);
+        // A bad checksum: smoltcp is shown nothing (an empty frame, which it drops).
+        let r = if netproto::inet::frame_ok(bytes) { f(bytes) } else { f(&[]) };
         self.driver.rx_done(frame.id);
         r
     }
@@ -102,7 +114,9 @@ impl phy::TxToken for Tx<'_> {
             return f(&mut scratch[..len.min(2048)]);
         };
         // SAFETY: a transmit buffer the driver lent us (not posted), at least `len` bytes.
-        let r = f(unsafe { core::slice::from_raw_parts_mut(buf, len) });
+        let frame = unsafe { core::slice::from_raw_parts_mut(buf, len) };
+        let r = f(frame);
+        netproto::inet::fill(frame);
         self.driver.tx_send(id, len);
         r
     }

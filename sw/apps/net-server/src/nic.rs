@@ -21,6 +21,7 @@ pub struct NicStats {
 }
 
 /// A received frame, in the driver's buffer until [`Driver::rx_done`].
+#[derive(Clone, Copy)]
 pub struct RxFrame {
     pub id: usize,
     pub buf: *const u8,

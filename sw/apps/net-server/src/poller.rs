@@ -18,7 +18,7 @@ use core::future::{poll_fn, Future};
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use core::task::{Poll, Waker};
 use userlib::chan::{Endpoint, ThreadPark};
-use userlib::task::timer::TimerHandle;
+use userlib::task::timer::{Sleep, TimerHandle};
 
 static KICK: AtomicBool = AtomicBool::new(false);
 static IRQ_SEEN: AtomicBool = AtomicBool::new(false);
@@ -119,6 +119,10 @@ pub async fn run(timers: Option<TimerHandle>) {
     let nic = nic();
     // The wake-up the thread's kernel deadline holds (timer ticks), if it is still ahead.
     let mut armed: Option<u64> = None;
+    // Its timer on the wheel: kept from one sleep to the next while its time stays the one
+    // wanted (a new one is a wheel insertion, and the old one's drop an unlink), so it may
+    // fire while we run: that is an early wake-up, which finds nothing due.
+    let mut sleep = core::pin::pin!(None::<Sleep>);
     loop {
         if IRQ_SEEN.swap(false, Ordering::Relaxed) {
             // Quiet the device first, then let the kernel unmask its source (it stays masked
@@ -129,7 +133,9 @@ pub async fn run(timers: Option<TimerHandle>) {
             }
             IRQS.fetch_add(1, Ordering::Relaxed);
         }
-        KICK.store(false, Ordering::Relaxed);
+        // A handler changed a socket (data to send, most likely): the egress pass for sure.
+        // Frames alone: only if smoltcp has something due (`Stack::poll_out`).
+        let kicked = KICK.swap(false, Ordering::Relaxed);
         let now = clock::now();
         let before = stack::with(|s| {
             let before = s.stats.half_open_dropped;
@@ -139,21 +145,29 @@ pub async fn run(timers: Option<TimerHandle>) {
         // Kept SENDRECVs whose data came (or whose socket ended) are answered right here,
         // before the egress pass: the client works on them meanwhile.
         crate::service::answer_kept();
-        let after = stack::with(|s| {
-            s.poll_out(now, nic);
-            s.stats.half_open_dropped
+        let (after, known) = stack::with(|s| {
+            let known = s.poll_out(now, nic, !kicked);
+            (s.stats.half_open_dropped, known)
         });
         if after > before {
             userlib::println!("[net-server] dropped {} half-open connections ({} so far)", after - before, after);
         }
         POLLS.fetch_add(1, Ordering::Relaxed);
         // The handlers this run woke go first: they mostly kick us again at once, and then
-        // smoltcp's deadline (a pass over every socket) is not needed yet.
-        userlib::task::yield_now().await;
+        // smoltcp's deadline (a pass over every socket) is not needed yet. When the run worked
+        // it out already (frames only), there is nothing to put off.
+        if known.is_none() {
+            userlib::task::yield_now().await;
+        }
         if ready() {
             continue;
         }
-        let next = stack::with(|s| s.deadline(clock::now()));
+        // The deadline the run worked out still stands: nothing ran smoltcp since (a handler
+        // that changes a socket kicks us, and then we ran again above).
+        let next = match known {
+            Some(next) => next,
+            None => stack::with(|s| s.deadline(clock::now())),
+        };
         // smoltcp's next deadline as a timer (ticks of the timebase). One already passed
         // polls again after the other tasks had a turn, unless the NIC has no room for what
         // smoltcp wants to send (it says "now" then): that waits for a transmit to finish
@@ -175,7 +189,10 @@ pub async fn run(timers: Option<TimerHandle>) {
             (a, t) => a.or(t),
         };
         armed = at;
-        let mut sleep = core::pin::pin!(timers.zip(at).map(|(h, t)| h.sleep_until(t)));
+        match timers.zip(at) {
+            Some((_, t)) if sleep.as_ref().as_pin_ref().is_some_and(|s| s.deadline() == t) => {}
+            want => sleep.set(want.map(|(h, t)| h.sleep_until(t))),
+        }
         poll_fn(|cx| {
             if ready() {
                 return Poll::Ready(());
@@ -183,6 +200,7 @@ pub async fn run(timers: Option<TimerHandle>) {
             if let Some(s) = sleep.as_mut().as_pin_mut() {
                 if s.poll(cx).is_ready() {
                     TIMED.fetch_add(1, Ordering::Relaxed);
+                    sleep.set(None);
                     return Poll::Ready(());
                 }
             }

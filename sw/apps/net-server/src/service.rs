@@ -1,6 +1,7 @@
-//! The socket requests a client sends over the channel (`netproto::label`), one handler task
-//! each. Handlers that must wait (ACCEPT, RECV, SEND) register with smoltcp's socket wakers or
-//! the listener and sleep; whatever changes a socket kicks the poller so smoltcp sends it.
+//! The socket requests a client sends over the channel (`netproto::label`), each answered at
+//! once when it can be (`now`), kept for the poller (`now_keeping`), or given a handler task.
+//! Handlers that must wait (ACCEPT, RECV, SEND) register with smoltcp's socket wakers or the
+//! listener and sleep; whatever changes a socket kicks the poller so smoltcp sends it.
 //! Every number in a request is checked here: socket, listener, offset and length.
 use crate::local::Local;
 use crate::poller::kick;
@@ -57,7 +58,8 @@ pub fn now(m: &Msg) -> Option<Msg> {
         label::STATS => Some(stats()),
         // Its RECV nearly always waits (for the client's next request): a task at once.
         label::SENDRECV => spans(m).is_none().then(|| err(error::BAD_ARGUMENT)),
-        label::ACCEPT => None,
+        // A connection already up (a burst of them, after the first) is taken at once.
+        label::ACCEPT => accept_now(m.word(0) as usize),
         _ => Some(err(error::BAD_LABEL)),
     }
 }
@@ -67,13 +69,38 @@ pub fn now(m: &Msg) -> Option<Msg> {
 /// (what it is `Owed` taken) for the poller to answer after a smoltcp run brings data
 /// ([`answer_kept`]): no task per request. One that must wait for room gets a task (`handle`).
 pub fn now_keeping(m: &Msg, owed: &mut Option<Owed>) -> Option<Msg> {
-    if m.label != label::SENDRECV {
-        return now(m);
+    match m.label {
+        label::SENDRECV => match spans(m) {
+            Some((s, send_off, n, recv_off, max)) => send_recv_now(s, send_off, n, recv_off, max, owed),
+            None => Some(err(error::BAD_ARGUMENT)),
+        },
+        // A RECV that must wait (a connection's first request, not there yet) is kept too.
+        label::RECV => match span(m) {
+            Some((s, off, len)) => recv_or_keep(s, off, len, owed),
+            None => Some(err(error::BAD_ARGUMENT)),
+        },
+        _ => now(m),
     }
-    match spans(m) {
-        Some((s, send_off, n, recv_off, max)) => send_recv_now(s, send_off, n, recv_off, max, owed),
-        None => Some(err(error::BAD_ARGUMENT)),
+}
+
+/// A RECV answered at once, or kept for the poller ([`answer_kept`]) when it must wait; one
+/// on a socket that has one kept already gets a task.
+fn recv_or_keep(sock: usize, off: usize, max: usize, owed: &mut Option<Owed>) -> Option<Msg> {
+    if KEPT.with(|k| k.by_sock[sock].is_some()) {
+        return None;
     }
+    recv_once(sock, off, max, None).or_else(|| keep(sock, off, max, owed))
+}
+
+/// Keep the RECV of socket `sock` (what it is owed taken from `owed`) for the poller.
+fn keep(sock: usize, off: usize, max: usize, owed: &mut Option<Owed>) -> Option<Msg> {
+    // Always there from `serve_keeping` (without it the request would be answered twice).
+    let Some(owed) = owed.take() else { return Some(err(error::BAD_ARGUMENT)) };
+    KEPT.with(|k| {
+        k.by_sock[sock] = Some(Kept { owed, off, max });
+        k.count += 1;
+    });
+    None
 }
 
 /// A SENDRECV's RECV kept for the poller: what it is owed and the receive range.
@@ -138,16 +165,7 @@ fn send_recv_now(
         Err(m) => return Some(m),
         Ok(()) => kick(),
     }
-    if let Some(m) = recv_once(sock, recv_off, max, None) {
-        return Some(m);
-    }
-    // Always there from `serve_keeping` (without it the request would be sent twice by a task).
-    let Some(owed) = owed.take() else { return Some(err(error::BAD_ARGUMENT)) };
-    KEPT.with(|k| {
-        k.by_sock[sock] = Some(Kept { owed, off: recv_off, max });
-        k.count += 1;
-    });
-    None
+    recv_once(sock, recv_off, max, None).or_else(|| keep(sock, recv_off, max, owed))
 }
 
 /// After a smoltcp run (the poller): answer every kept SENDRECV whose RECV can be answered now
@@ -213,11 +231,24 @@ async fn accept(l: usize) -> Msg {
     if !stack::with(|s| s.is_listener(l)) {
         return err(error::BAD_SOCKET);
     }
-    let (sock, addr, port) = poll_fn(|cx| match stack::with(|s| s.accept(l, cx.waker())) {
+    let c = poll_fn(|cx| match stack::with(|s| s.accept(l, Some(cx.waker()))) {
         Some(c) => Poll::Ready(c),
         None => Poll::Pending,
     })
     .await;
+    accepted(c)
+}
+
+/// An ACCEPT answered at once if a connection is up (or the listener is bad); None: a task
+/// waits for one.
+fn accept_now(l: usize) -> Option<Msg> {
+    match stack::with(|s| s.is_listener(l).then(|| s.accept(l, None))) {
+        None => Some(err(error::BAD_SOCKET)),
+        Some(c) => c.map(accepted),
+    }
+}
+
+fn accepted((sock, addr, port): (usize, u32, u16)) -> Msg {
     // The listener lent a socket: top its backlog up.
     kick();
     reply(OK, &[sock as u64, addr as u64, port as u64])

@@ -91,8 +91,22 @@ pub struct Stack {
 }
 
 static mut STORAGE: [SocketStorage<'static>; SOCKETS] = [SocketStorage::EMPTY; SOCKETS];
-static mut RX_BUFS: [[u8; SOCK_BUF]; SOCKETS] = [[0; SOCK_BUF]; SOCKETS];
-static mut TX_BUFS: [[u8; SOCK_BUF]; SOCKETS] = [[0; SOCK_BUF]; SOCKETS];
+/// One socket buffer and the gap to the next. At a 4 KiB stride every buffer's first bytes
+/// would fall in the same set of the 4-way L1 data cache (64 sets of 64 bytes: an address's set
+/// repeats every 4 KiB), and a transmit buffer is written from its start again whenever it was
+/// empty (smoltcp's ring starts over), i.e. for nearly every response: the sockets' buffers
+/// (and the frames, 2 KiB aligned) would evict one another. Three lines more each puts the
+/// starts of all of them (receive and transmit buffer of a socket side by side) in different
+/// sets.
+#[repr(C, align(64))]
+struct SockBuf {
+    buf: [u8; SOCK_BUF],
+    _gap: [u8; 3 * 64],
+}
+
+const SOCK_BUF_ZERO: SockBuf = SockBuf { buf: [0; SOCK_BUF], _gap: [0; 3 * 64] };
+/// Socket i's receive buffer is 2i, its transmit buffer 2i + 1.
+static mut BUFS: [SockBuf; 2 * SOCKETS] = [SOCK_BUF_ZERO; 2 * SOCKETS];
 static mut PARKED: [Option<tcp::Socket<'static>>; SOCKETS] = [const { None }; SOCKETS];
 
 /// The one stack of the server (made in `init`).
@@ -127,17 +141,17 @@ pub fn init(
     let _ = iface.routes_mut().add_default_ipv4_route(Ipv4Address::from(gateway));
     // SAFETY: init runs once, before anything else can reach these statics; from here on
     // they are reachable only through the socket set.
-    let (storage, rx, tx, parked) = unsafe {
+    let (storage, bufs, parked) = unsafe {
         (
             &mut *core::ptr::addr_of_mut!(STORAGE),
-            &mut *core::ptr::addr_of_mut!(RX_BUFS),
-            &mut *core::ptr::addr_of_mut!(TX_BUFS),
+            &mut *core::ptr::addr_of_mut!(BUFS),
             &mut *core::ptr::addr_of_mut!(PARKED),
         )
     };
     let set = SocketSet::new(&mut storage[..]);
-    for ((p, r), t) in parked.iter_mut().zip(rx.iter_mut()).zip(tx.iter_mut()) {
-        *p = Some(tcp::Socket::new(tcp::SocketBuffer::new(&mut r[..]), tcp::SocketBuffer::new(&mut t[..])));
+    for (p, b) in parked.iter_mut().zip(bufs.chunks_exact_mut(2)) {
+        let [r, t] = b else { unreachable!("chunks of two") };
+        *p = Some(tcp::Socket::new(tcp::SocketBuffer::new(&mut r.buf[..]), tcp::SocketBuffer::new(&mut t.buf[..])));
     }
     let stack = Stack {
         iface,
@@ -217,8 +231,8 @@ impl Stack {
     }
 
     /// An accepted connection of listener `l`, if one is up: (socket, remote address, port).
-    /// Otherwise `waker` is kept and woken when one comes.
-    pub fn accept(&mut self, l: usize, waker: &Waker) -> Option<(usize, u32, u16)> {
+    /// Otherwise `waker` (if any) is kept and woken when one comes.
+    pub fn accept(&mut self, l: usize, waker: Option<&Waker>) -> Option<(usize, u32, u16)> {
         for i in 0..SOCKETS {
             if self.uses[i] != Use::Pending(l as u8) {
                 continue;
@@ -239,6 +253,7 @@ impl Stack {
                 return Some((i, addr, port));
             }
         }
+        let waker = waker?;
         let w = &mut self.listeners[l].as_mut().expect("checked by the caller").waiters;
         if w.iter().flatten().any(|x| x.will_wake(waker)) {
             return None;
@@ -307,9 +322,21 @@ impl Stack {
         }
     }
 
-    /// The second half of a run (`poll_in`): frames out, then the sockets' uses.
-    pub fn poll_out(&mut self, now: Instant, nic: &dyn Driver) {
+    /// The second half of a run (`poll_in`): frames out, then the sockets' uses. With `lazy`
+    /// (the run came for frames only, no handler changed a socket) the egress pass (a dispatch
+    /// per socket) is made only when smoltcp's next deadline says something is due now
+    /// (`Interface::poll_at`, which mirrors the start of each socket's dispatch); otherwise that
+    /// deadline is returned: it stands until smoltcp runs again (a request's data that came
+    /// with its ACK delayed sends nothing until the response). None when the pass was made.
+    pub fn poll_out(&mut self, now: Instant, nic: &dyn Driver, lazy: bool) -> Option<Option<Instant>> {
         let t = now.total_micros();
+        if lazy {
+            self.maintain(t, false);
+            let next = self.deadline(now);
+            if next.is_none_or(|d| d > now) {
+                return Some(next);
+            }
+        }
         let mut dev = Frames::new(nic);
         // One egress pass (a segment per socket at most): `Interface::poll` repeats it until a
         // pass sends nothing, which for request/response traffic is a second pass over every
@@ -317,6 +344,7 @@ impl Stack {
         // ("now"), which the poller looks at before it sleeps, and runs us again.
         self.iface.poll_egress(now, &mut dev, &mut self.set);
         self.maintain(t, false);
+        None
     }
 
     /// When smoltcp must run next (a retransmission, TIME_WAIT's end, a half-open

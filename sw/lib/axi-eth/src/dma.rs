@@ -51,6 +51,9 @@ pub struct Dma<R: Regs> {
     pub regs: R,
     /// Completion interrupts on, transmit and receive.
     ioc: [bool; 2],
+    /// The high word each channel's TAILDESC_MSB holds, once written since the last reset: a
+    /// tail move writes it only when it changes (one register write per tail move, not two).
+    tail_msb: [Option<u32>; 2],
 }
 
 impl Channel {
@@ -64,7 +67,7 @@ impl Channel {
 
 impl<R: Regs> Dma<R> {
     pub fn new(regs: R) -> Self {
-        Dma { regs, ioc: [false; 2] }
+        Dma { regs, ioc: [false; 2], tail_msb: [None; 2] }
     }
 
     /// Soft reset (the MM2S bit resets both channels and the Ethernet's streams with them);
@@ -77,6 +80,7 @@ impl<R: Regs> Dma<R> {
             }
         }
         self.ioc = [false; 2];
+        self.tail_msb = [None; 2];
         if self.regs.read(MM2S + SR) & SR_SG_INCLUDED == 0 {
             return Err(DmaError::NoScatterGather);
         }
@@ -102,10 +106,15 @@ impl<R: Regs> Dma<R> {
     }
 
     /// Let the channel run up to and including the descriptor at bus address `tail` (the high
-    /// word first: the low word's write starts the fetch).
-    pub fn tail(&self, ch: Channel, tail: u64) {
+    /// word first, when it is not the one written last since the reset: the low word's write
+    /// starts the fetch).
+    pub fn tail(&mut self, ch: Channel, tail: u64) {
         let b = ch.base();
-        self.regs.write(b + TAILDESC_MSB, (tail >> 32) as u32);
+        let msb = (tail >> 32) as u32;
+        if self.tail_msb[ch.index()] != Some(msb) {
+            self.regs.write(b + TAILDESC_MSB, msb);
+            self.tail_msb[ch.index()] = Some(msb);
+        }
         self.regs.write(b + TAILDESC, tail as u32);
     }
 

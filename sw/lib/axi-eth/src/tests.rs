@@ -314,6 +314,12 @@ fn dma_reset_start_tail_and_irq_enables() {
     assert_eq!(dev.get(d::CR) & d::CR_IOC_IRQ_EN, 0);
     dma.tail(Channel::Rx, 0x2_0000_0040);
     assert_eq!((dev.get(d::S2MM + d::TAILDESC_MSB), dev.get(d::S2MM + d::TAILDESC)), (2, 0x40));
+    // The same high word is not written again; a new one is.
+    dev.words.borrow_mut().insert(d::S2MM + d::TAILDESC_MSB, 0xdead);
+    dma.tail(Channel::Rx, 0x2_0000_0080);
+    assert_eq!((dev.get(d::S2MM + d::TAILDESC_MSB), dev.get(d::S2MM + d::TAILDESC)), (0xdead, 0x80));
+    dma.tail(Channel::Rx, 0x3_0000_0000);
+    assert_eq!((dev.get(d::S2MM + d::TAILDESC_MSB), dev.get(d::S2MM + d::TAILDESC)), (3, 0));
     dev.words.borrow_mut().insert(d::S2MM + d::SR, d::SR_IOC_IRQ);
     dma.completion_irqs(Channel::Rx, true);
     assert_eq!(dev.get(d::S2MM + d::CR) & d::CR_IOC_IRQ_EN, d::CR_IOC_IRQ_EN);

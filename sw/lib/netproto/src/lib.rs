@@ -10,6 +10,8 @@
 //! every socket number, length and owner it is sent; it only ever reads the area as bytes.
 #![cfg_attr(not(test), no_std)]
 
+pub mod inet;
+
 /// Sockets the server has (connections plus the listening ones); also the number of buffer
 /// pairs in the data area and of the sync variant's threads. Build setting NET_SOCKETS (4..=240,
 /// the sync variant's reply caps must fit the net server's CNode (app.toml);
