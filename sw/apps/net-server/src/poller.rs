@@ -154,8 +154,11 @@ pub async fn run(timers: Option<TimerHandle>) {
         }
         POLLS.fetch_add(1, Ordering::Relaxed);
         // The handlers this run woke go first: they mostly kick us again at once, and then
-        // smoltcp's deadline (a pass over every socket) is not needed yet.
-        userlib::task::yield_now().await;
+        // smoltcp's deadline (a pass over every socket) is not needed yet. When the run worked
+        // it out already (frames only), there is nothing to put off.
+        if known.is_none() {
+            userlib::task::yield_now().await;
+        }
         if ready() {
             continue;
         }

@@ -46,9 +46,9 @@ pub const DATA_BYTES: usize = SOCKETS * 2 * BUF_BYTES;
 /// backlog up from the free sockets after every frame that may be a SYN, so a burst of
 /// connections is taken whatever the backlog, as long as sockets are free.
 pub const MAX_BACKLOG: usize = SOCKETS;
-/// The backlog the TCP server listens with: small, since every socket in Listen is one more
-/// for smoltcp to pass over in each of its runs, and a burst needs no more (above).
-pub const TCP_BACKLOG: usize = 2;
+/// The backlog the TCP server listens with: one, since every socket in Listen is one more for
+/// smoltcp to pass over in each of its runs, and a burst needs no more (above).
+pub const TCP_BACKLOG: usize = 1;
 
 /// Requests (client -> server); the reply's label is [`OK`] or an error code.
 pub mod label {
