@@ -233,6 +233,12 @@ pub struct TcpConfig {
     pub variant: u64,
     pub endpoint_slot: u64,
     pub threads: u64,
+    /// Where the CLINT's mtime is mapped read-only (within the page at `TIMER_VADDR`), 0 if
+    /// not: the run report's elapsed time (its cycle counter does not count a hart's cycles
+    /// asleep in WFI).
+    pub mtime_vaddr: u64,
+    /// Core clock cycles per timer tick (the report's elapsed time in cycles).
+    pub cycles_per_tick: u64,
 }
 
 /// The response to a request: every byte plus one (wrapping), so a client can check each reply
