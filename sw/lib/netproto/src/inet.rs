@@ -99,7 +99,7 @@ fn pseudo_words(len: usize) -> u64 {
 fn sums(frame: &[u8], ihl: usize, seg: &core::ops::Range<usize>) -> (u64, u64) {
     let ip = ETH..ETH + ihl;
     let addrs = ETH + 12..ETH + 20;
-    if frame.as_ptr() as usize % 8 != 0 {
+    if !(frame.as_ptr() as usize).is_multiple_of(8) {
         let a = sum(&frame[addrs], 0);
         return (sum(&frame[ip], 0), sum(&frame[seg.clone()], add(a, pseudo_words(seg.len()))));
     }
