@@ -17,9 +17,11 @@ scheduler (tens to hundreds of ms per wake-up, bimodal) rather than the system.
 programs with 24 sockets instead of 136, which keeps the boot short) on the cycle-accurate 4-core RTL
 with the NIC model (`rtl_net.RtlSim`: AXI DMA + AXI Ethernet, libslirp on simulated time), one
 simulation per variant booted once, then 1, 4 and 16 connections with a bounded number of
-requests each. The figure is the TCP server's own: simulated cycles (rdcycle) from the first
-request of a load run received to its last response sent, divided by the requests
-(`cycles_per_request`); the load client's wall-clock columns are kept but mean little (the
+requests each. The figure is the TCP server's own: its hart's cycles (rdcycle, which does not
+advance while the hart sleeps in WFI) from the first request of a load run received to its last
+response sent, divided by the requests (`cycles_per_request`), and the elapsed time between the
+same two points from the timer, in core cycles (`elapsed_cycles_per_request`, when the TCP
+server has the timer mapped); the load client's wall-clock columns are kept but mean little (the
 simulation runs ~2,500x slower than the board). Rows with target=rtl replace the previous RTL
 rows of the variants and connection counts run (one `--image` and one count per run keeps a run
 short: `make bench-tcp TARGET=rtl NET_BENCH_VARIANTS=async NET_RTL_CONNECTIONS=4`) and leave the
@@ -61,7 +63,7 @@ PUBLISHED_CPR4 = 48_000
 GOAL_CPR4 = 10_000
 RTL_CONNECTIONS = [1, 4, 16]
 # Columns an RTL row adds to the load client's.
-RTL_COLUMNS = ["cycles_per_request", "server_requests", "cycles"]
+RTL_COLUMNS = ["cycles_per_request", "server_requests", "cycles", "elapsed_cycles_per_request"]
 
 
 def cpu_model():
@@ -148,18 +150,22 @@ def run_rtl(a, images):
                     res = rtl_net.loadgen_run(a.loadgen, sim.host_port, c, n, a.size, a.rtl_timeout,
                                           ["--csv", path, "--target", "rtl", "--variant", variant, "--harts", "4"])
                     row = read_rows(path)[-1] if os.path.exists(path) else None
-                run = sim.wait_for(rtl_net.RUN.pattern, 300, at)
+                run = sim.wait_for(rtl_net.RUN.pattern + r"[^\n]*\n", 300, at)
                 at = run.end()
                 got, conns, cycles, cpr = map(int, run.groups())
+                el = rtl_net.ELAPSED.search(run.group(0))
+                ecpr = el.group(2) if el else ""
                 print(f"  rtl {variant} {c:2d} connections: {res['requests']} requests ({res['errors']} errors) in "
                       f"{time.time() - t0:.0f} s wall; server: {got} requests on {conns} connections, "
-                      f"{cycles} cycles, {cpr} cycles per request", flush=True)
+                      f"{cycles} cycles, {cpr} cycles per request"
+                      + (f"; elapsed (timer) {el.group(1)} cycles, {ecpr} cycles per request" if el else ""), flush=True)
                 if row is None or res["errors"] or got != res["requests"]:
                     print(f"  rtl {variant} {c} connections: not recorded (client {res['requests']} answered, "
                           f"{res['errors']} errors; server {got})", flush=True)
                     continue
                 row.update({"load1": f"{os.getloadavg()[0]:.2f}", "tcg": "", "cycles_per_request": str(cpr),
-                            "server_requests": str(got), "cycles": str(cycles), "boot_cycles": str(boot)})
+                            "server_requests": str(got), "cycles": str(cycles), "boot_cycles": str(boot),
+                            "elapsed_cycles_per_request": ecpr})
                 rows.append(row)
         except (Fail, subprocess.TimeoutExpired) as e:
             print(f"bench-tcp: rtl {variant}: {e}", flush=True)

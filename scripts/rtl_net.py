@@ -26,6 +26,9 @@ from net_test import Fail, free_port  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # "[tcp-server] run: N requests on C connections in X cycles, Y cycles per request"
 RUN = re.compile(r"\[tcp-server\] run: (\d+) requests on (\d+) connections in (\d+) cycles, (\d+) cycles per request")
+# ... "; elapsed E cycles, P cycles per request (timer)": the same run on the timer (rdcycle does
+# not count a hart's cycles asleep in WFI; the timer does), when the TCP server has it mapped.
+ELAPSED = re.compile(r"elapsed (\d+) cycles, (\d+) cycles per request \(timer\)")
 PROGRESS = re.compile(r"\[sim\] (\d+) cycles")
 
 

@@ -260,7 +260,7 @@ mod rt {
         // Everything shared, laid out before the processes are loaded: config, up to three
         // device pages and the timer's, DMA pool, channel, data area.
         const NET_SHARED: usize = 1 + 4 + DMA_PAGES + CHAN_PAGES + DATA_PAGES;
-        const TCP_SHARED: usize = 1 + CHAN_PAGES + DATA_PAGES;
+        const TCP_SHARED: usize = 2 + CHAN_PAGES + DATA_PAGES;
         let mut net = [Shared { frame: 0, va: 0, write: false }; NET_SHARED];
         let mut tcp = [Shared { frame: 0, va: 0, write: false }; TCP_SHARED];
         let (net_cfg_va, net_cfg) = alloc.shared_pages(1).unwrap_or_else(|e| fail("config page", e));
@@ -277,10 +277,14 @@ mod rt {
             }
         }
         // The net server's clock: the CLINT's mtime page, read-only (the kernel's cap is).
+        // The TCP server's too: its run report's elapsed time.
         let timer = bi.timer_frame;
+        let mut tcp_at = 1;
         if timer.slot != 0 {
             net[at] = Shared { frame: timer.slot, va: TIMER_VADDR, write: false };
             at += 1;
+            tcp[tcp_at] = net[at - 1];
+            tcp_at += 1;
         }
         let (dma, dma_pa) = contiguous(&mut alloc, DMA_BITS, DMA_PAGES);
         for i in 0..DMA_PAGES {
@@ -289,16 +293,17 @@ mod rt {
         at += DMA_PAGES;
         let net_used = at + CHAN_PAGES + DATA_PAGES;
         let chan_here = shared(&mut alloc, CHAN_PAGES, CHAN_VADDR, &mut net[at..]);
-        tcp[1..1 + CHAN_PAGES].copy_from_slice(&net[at..at + CHAN_PAGES]);
+        tcp[tcp_at..tcp_at + CHAN_PAGES].copy_from_slice(&net[at..at + CHAN_PAGES]);
         shared(&mut alloc, DATA_PAGES, DATA_VADDR, &mut net[at + CHAN_PAGES..]);
-        tcp[1 + CHAN_PAGES..].copy_from_slice(&net[at + CHAN_PAGES..net_used]);
+        let tcp_used = tcp_at + CHAN_PAGES + DATA_PAGES;
+        tcp[tcp_at + CHAN_PAGES..tcp_used].copy_from_slice(&net[at + CHAN_PAGES..net_used]);
         // SAFETY: CHAN_PAGES fresh frames mapped here, for good.
         let mem = unsafe { ChanMem::new(chan_here as *mut u8, CHAN_CAPACITY) }.unwrap_or_else(|e| fail("channel", e));
         mem.init().unwrap_or_else(|e| fail("channel init", e));
 
         let sys = System::load(bi, &mut alloc, |name| match name {
             "net-server" => &net[..net_used],
-            "tcp-server" => &tcp[..],
+            "tcp-server" => &tcp[..tcp_used],
             _ => &[],
         })
         .unwrap_or_else(|(name, e)| fail(name, e));
@@ -402,6 +407,8 @@ mod rt {
             variant: var,
             endpoint_slot: (FIRST_GIVEN + SOCKETS_EP) as u64,
             threads: nworkers as u64,
+            mtime_vaddr: if timer.slot != 0 { (TIMER_VADDR + timer.offset) as u64 } else { 0 },
+            cycles_per_tick: (platform::clock::CORE_HZ as u64 / (bi.timebase_hz as u64).max(1)).max(1),
         };
         // SAFETY: the two configuration frames, mapped writable here; the processes map them
         // read-only and do not run yet.

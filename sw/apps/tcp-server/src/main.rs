@@ -20,7 +20,7 @@ mod rt {
     use core::task::{Context, Poll, Waker};
     use netproto::{
         error, label, respond, rx_offset, tx_offset, variant, TcpConfig, BUF_BYTES, CHAN_CAPACITY, CHAN_VADDR,
-        CONFIG_VADDR, DATA_VADDR, OK, SOCKETS, TCP_MAGIC,
+        CONFIG_VADDR, DATA_VADDR, OK, SOCKETS, TCP_MAGIC, TIMER_VADDR,
     };
     use userlib::chan::{ChanMem, Client, Msg, ThreadPark};
     use userlib::task::{Executor, Handle};
@@ -48,8 +48,11 @@ mod rt {
     static ANSWERED: AtomicUsize = AtomicUsize::new(0);
 
     /// A load run's figures (`session`): from the first request received while no connection
-    /// was open to the last response sent before none is open again. Cycles come from rdcycle,
-    /// so on the RTL they are the simulation's cycles (on QEMU they are host time). The run is
+    /// was open to the last response sent before none is open again. Cycles come from rdcycle:
+    /// on the RTL this hart's cycles not asleep in WFI (Rocket's cycle counter stops there), on
+    /// QEMU host time. With the timer mapped (`TcpConfig::mtime_vaddr`) the elapsed time is
+    /// reported too, in timer ticks times the core cycles per tick: the RTL's cycles between
+    /// the same two points, asleep or not. The run is
     /// simulator region [`WINDOW`] too (this hart), so `+profile-region=70 +profile-region-any`
     /// profiles every hart during it; the kernel's entry counters (all harts) are read around it.
     mod session {
@@ -64,6 +67,18 @@ mod rt {
         static REQUESTS: AtomicU64 = AtomicU64::new(0);
         static FIRST: AtomicU64 = AtomicU64::new(0);
         static LAST: AtomicU64 = AtomicU64::new(0);
+        /// The same two points on the timer (ticks; 0: not started), and core cycles per tick
+        /// (0: no timer mapped, no elapsed time).
+        static FIRST_T: AtomicU64 = AtomicU64::new(0);
+        static LAST_T: AtomicU64 = AtomicU64::new(0);
+        pub static TICK_CYCLES: AtomicU64 = AtomicU64::new(0);
+
+        fn ticks() -> u64 {
+            if TICK_CYCLES.load(Relaxed) == 0 {
+                return 0;
+            }
+            userlib::time::now()
+        }
 
         fn rdcycle() -> u64 {
             let c: u64;
@@ -83,6 +98,7 @@ mod rt {
                 ENTRIES.store(syscall::debug_stat(stat::KERNEL_ENTRIES), Relaxed);
                 INTERRUPTS.store(syscall::debug_stat(stat::ENTRIES_INTERRUPT), Relaxed);
                 if FIRST.compare_exchange(0, rdcycle(), Relaxed, Relaxed).is_ok() {
+                    FIRST_T.store(ticks(), Relaxed);
                     marker::begin::<WINDOW>();
                 }
             }
@@ -91,6 +107,7 @@ mod rt {
         /// Its response is out.
         pub fn response_out() {
             LAST.store(rdcycle(), Relaxed);
+            LAST_T.store(ticks(), Relaxed);
             REQUESTS.fetch_add(1, Relaxed);
         }
 
@@ -101,6 +118,7 @@ mod rt {
                 return;
             }
             let (n, first, last) = (REQUESTS.swap(0, Relaxed), FIRST.swap(0, Relaxed), LAST.swap(0, Relaxed));
+            let elapsed = LAST_T.swap(0, Relaxed).wrapping_sub(FIRST_T.swap(0, Relaxed)) * TICK_CYCLES.load(Relaxed);
             let conns = MAX_OPEN.swap(0, Relaxed);
             if first != 0 {
                 marker::end::<WINDOW>();
@@ -111,13 +129,15 @@ mod rt {
             let interrupts = syscall::debug_stat(stat::ENTRIES_INTERRUPT).wrapping_sub(INTERRUPTS.load(Relaxed));
             if n > 0 && last > first {
                 userlib::println!(
-                    "[tcp-server] run: {} requests on {} connections in {} cycles, {} cycles per request; kernel entries {} ({} interrupts) on all harts",
+                    "[tcp-server] run: {} requests on {} connections in {} cycles, {} cycles per request; kernel entries {} ({} interrupts) on all harts; elapsed {} cycles, {} cycles per request (timer)",
                     n,
                     conns,
                     last - first,
                     (last - first) / n,
                     entries,
-                    interrupts
+                    interrupts,
+                    elapsed,
+                    elapsed / n
                 );
             }
         }
@@ -134,7 +154,11 @@ mod rt {
         let ok = c.magic == TCP_MAGIC
             && (1..=65535).contains(&c.port)
             && (1..=BUF_BYTES as u64).contains(&c.request_bytes)
-            && (c.variant == variant::ASYNC || (c.variant == variant::SYNC && c.threads as usize <= SOCKETS));
+            && (c.variant == variant::ASYNC || (c.variant == variant::SYNC && c.threads as usize <= SOCKETS))
+            && (c.mtime_vaddr == 0
+                || (c.mtime_vaddr as usize & !0xfff == TIMER_VADDR
+                    && c.mtime_vaddr.is_multiple_of(8)
+                    && (1..=1000).contains(&c.cycles_per_tick)));
         ok.then_some(c)
     }
 
@@ -355,6 +379,12 @@ mod rt {
         let Some(cfg) = config() else { fail("no valid configuration page") };
         REQUEST.store(cfg.request_bytes as usize, Ordering::Relaxed);
         WORK.store(cfg.work as usize, Ordering::Relaxed);
+        if cfg.mtime_vaddr != 0 {
+            // SAFETY: checked by `config`: inside the page the root task mapped read-only at
+            // TIMER_VADDR for good, aligned; the kernel's cap names the CLINT's mtime page.
+            unsafe { userlib::time::use_mtime(cfg.mtime_vaddr as usize) };
+            session::TICK_CYCLES.store(cfg.cycles_per_tick, Ordering::Relaxed);
+        }
         if cfg.variant == variant::SYNC {
             listen_sync(cfg);
         }

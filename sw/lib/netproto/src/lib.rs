@@ -46,9 +46,9 @@ pub const DATA_BYTES: usize = SOCKETS * 2 * BUF_BYTES;
 /// backlog up from the free sockets after every frame that may be a SYN, so a burst of
 /// connections is taken whatever the backlog, as long as sockets are free.
 pub const MAX_BACKLOG: usize = SOCKETS;
-/// The backlog the TCP server listens with: small, since every socket in Listen is one more
-/// for smoltcp to pass over in each of its runs, and a burst needs no more (above).
-pub const TCP_BACKLOG: usize = 2;
+/// The backlog the TCP server listens with: one, since every socket in Listen is one more for
+/// smoltcp to pass over in each of its runs, and a burst needs no more (above).
+pub const TCP_BACKLOG: usize = 1;
 
 /// Requests (client -> server); the reply's label is [`OK`] or an error code.
 pub mod label {
@@ -233,6 +233,12 @@ pub struct TcpConfig {
     pub variant: u64,
     pub endpoint_slot: u64,
     pub threads: u64,
+    /// Where the CLINT's mtime is mapped read-only (within the page at `TIMER_VADDR`), 0 if
+    /// not: the run report's elapsed time (its cycle counter does not count a hart's cycles
+    /// asleep in WFI).
+    pub mtime_vaddr: u64,
+    /// Core clock cycles per timer tick (the report's elapsed time in cycles).
+    pub cycles_per_tick: u64,
 }
 
 /// The response to a request: every byte plus one (wrapping), so a client can check each reply
