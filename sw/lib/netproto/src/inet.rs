@@ -308,4 +308,40 @@ mod tests {
         assert_eq!(&f[34 + 16..34 + 18], &[0, 0]);
         assert!(frame_ok(&f));
     }
+
+    /// A hostile peer's frames: damaged lengths, versions, header lengths, protocols and bytes,
+    /// at any length and placement. Checking and filling never panic (every range comes from
+    /// the frame's own checked lengths), and a damaged frame is both accepted (not IPv4, left to
+    /// smoltcp) and refused (a wrong sum) across the run.
+    #[test]
+    fn damaged_frames_never_panic() {
+        let (mut ok, mut refused) = (0, 0);
+        let mut buf = Aligned([0; 2048]);
+        for i in 0..20_000u64 {
+            let r = bytes(i * 7 + 1, 16);
+            let mut f = frame(&bytes(i, r[0] as usize % 80));
+            fill(&mut f);
+            // A few bytes of the Ethernet and IPv4 headers (and beyond) set to anything.
+            for k in 0..(r[1] % 4) as usize {
+                let at = r[2 + 2 * k] as usize % f.len().min(60);
+                f[at] = r[3 + 2 * k];
+            }
+            // Cut short or padded.
+            match r[10] % 3 {
+                0 => f.truncate(r[11] as usize % (f.len() + 1)),
+                1 => f.extend_from_slice(&bytes(i, r[11] as usize % 20)),
+                _ => {}
+            }
+            let off = r[12] as usize % 9;
+            let g = &mut buf.0[off..off + f.len()];
+            g.copy_from_slice(&f);
+            if frame_ok(g) {
+                ok += 1;
+            } else {
+                refused += 1;
+            }
+            fill(g);
+        }
+        assert!(ok > 0 && refused > 0, "accepted {ok}, refused {refused}");
+    }
 }
