@@ -99,8 +99,8 @@ pub fn signal(pa: u64, badge: u64) -> Result<(), caps::Error> {
     Ok(())
 }
 
-/// A blocking Wait on `pa` by `me` would block with nothing signalled and nobody else waiting
-/// (a plain notification: a U-notification's waiter parks in `uintr::wait`).
+/// A blocking Wait on `pa` would block, with nothing signalled and nobody else waiting (a plain
+/// notification: a U-notification's waiter parks in `uintr::wait`).
 pub fn would_block_alone(pa: u64) -> bool {
     let n = at::<Notification>(pa);
     n.uslot == 0 && n.state == NtfnState::Idle
