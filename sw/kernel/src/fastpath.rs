@@ -81,7 +81,7 @@ pub fn spin_for_signal(cpu: &crate::percpu::PerCpu, me: &mut Tcb, pa: u64) -> bo
 pub fn resume_delivered(cpu: &crate::percpu::PerCpu, t: &mut Tcb) -> ! {
     use core::sync::atomic::Ordering;
     crate::mm::tlb::switch_space(cpu, cpu.active_satp.load(Ordering::Relaxed), cpu.active_asid.load(Ordering::Relaxed));
-    crate::mm::icache::sync_before_user(cpu.hart);
+    crate::mm::icache::sync_before_user();
     crate::arch::trap::enter_user_on(cpu, &mut t.ctx, true)
 }
 

@@ -51,6 +51,9 @@ pub struct PerCpu {
     pub starts: AtomicU64,
     /// Times the idle loop came out of `wfi`: about one per interrupt when idling properly.
     pub idle_wakeups: AtomicU64,
+    /// This hart's row of the scheduler (`sched::mine`): one load instead of the row's index
+    /// arithmetic and bounds check on every kernel entry and exit. Set by `install`.
+    pub sched_row: usize,
     /// This hart holds the kernel lock (`lock::held`): off the lines other harts write, so
     /// taking the lock after another hart costs no miss on a shared "holder" word.
     pub holds_lock: AtomicBool,
@@ -86,6 +89,7 @@ const INIT: PerCpu = PerCpu {
     handoff_retick: AtomicUsize::new(0),
     active_satp: AtomicUsize::new(0),
     active_asid: AtomicUsize::new(usize::MAX),
+    sched_row: 0,
     holds_lock: AtomicBool::new(false),
     stats: crate::stats::ROW,
 };
@@ -99,6 +103,7 @@ pub fn install(hart: usize) {
     unsafe {
         let cpu = &raw mut (*CPUS.as_ptr())[hart];
         (*cpu).hart = hart;
+        (*cpu).sched_row = crate::sched::row_addr(hart);
         core::arch::asm!("mv tp, {0}", in(reg) cpu);
     }
 }
@@ -107,9 +112,20 @@ pub fn this() -> &'static PerCpu {
     let p: *const PerCpu;
     // SAFETY: tp was set by `install` before any caller runs.
     unsafe {
-        core::arch::asm!("mv {0}, tp", out(reg) p);
+        // `tp` is set once per hart, before any caller: the read may be merged or hoisted.
+        core::arch::asm!("mv {0}, tp", out(reg) p, options(pure, nomem, nostack, preserves_flags));
         &*p
     }
+}
+
+/// This hart's index, known to the compiler to be below MAX_HARTS (`install` checked it), so
+/// indexing a per-hart table with it needs no bounds check.
+#[inline(always)]
+pub fn hart() -> usize {
+    let h = this().hart;
+    // SAFETY: `install` asserted `hart < MAX_HARTS` before pointing `tp` at this record.
+    unsafe { core::hint::assert_unchecked(h < MAX_HARTS) };
+    h
 }
 
 pub fn of(hart: usize) -> &'static PerCpu {

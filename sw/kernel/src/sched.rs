@@ -57,13 +57,28 @@ fn hs(hart: usize) -> &'static mut HartSched {
     unsafe { &mut SCHED.get()[hart] }
 }
 
+/// This hart's row (`hs(this_hart())` through the pointer `PerCpu` keeps).
+#[inline(always)]
+fn mine() -> &'static mut HartSched {
+    debug_assert!(lock::held());
+    // SAFETY: `sched_row` is this hart's row of SCHED (`row_addr`); only under the kernel lock.
+    unsafe { &mut *(percpu::this().sched_row as *mut HartSched) }
+}
+
+/// Where hart `hart`'s row is (`percpu::install` keeps it for `mine`).
+pub fn row_addr(hart: usize) -> usize {
+    assert!(hart < MAX_HARTS);
+    // SAFETY: an address computation only.
+    unsafe { (SCHED.as_ptr() as *mut HartSched).add(hart) as usize }
+}
+
 fn this_hart() -> usize {
-    percpu::this().hart
+    percpu::hart()
 }
 
 /// The thread current on this hart (null when idle).
 pub fn current() -> *mut Tcb {
-    hs(this_hart()).current
+    mine().current
 }
 
 /// The thread current on hart `h` (null when idle).
@@ -368,7 +383,7 @@ pub fn tlb_changed(asid: u16) {
 
 /// A timer tick on this hart while a thread ran.
 pub fn tick() {
-    let s = hs(this_hart());
+    let s = mine();
     if s.current.is_null() {
         return;
     }
@@ -383,7 +398,7 @@ pub fn tick() {
 }
 
 pub fn yield_current() {
-    let s = hs(this_hart());
+    let s = mine();
     if !s.current.is_null() {
         // SAFETY: current is live.
         unsafe { (*s.current).slice = TIME_SLICE_TICKS as u32 };
@@ -396,7 +411,7 @@ pub fn yield_current() {
 #[inline(always)]
 pub fn may_switch_directly(to: &Tcb) -> bool {
     let h = this_hart();
-    to.affinity == h && to.current_on.is_none() && !to.queued && highest(hs(h)).is_none_or(|p| p <= to.prio as usize)
+    to.affinity == h && to.current_on.is_none() && !to.queued && highest(mine()).is_none_or(|p| p <= to.prio as usize)
 }
 
 /// Whether this hart would idle once `me`, its current thread, blocks: nothing else ready here,
@@ -404,7 +419,7 @@ pub fn may_switch_directly(to: &Tcb) -> bool {
 /// after. A Wait may then spin for its signal first (`fastpath::spin_for_signal`).
 pub fn idles_without(me: &Tcb) -> bool {
     let h = this_hart();
-    let s = hs(h);
+    let s = mine();
     core::ptr::eq(s.current, me)
         && me.affinity == h
         && highest(s).is_none()
@@ -417,7 +432,7 @@ pub fn idles_without(me: &Tcb) -> bool {
 /// would keep it.
 pub fn keeps_hart(me: &Tcb) -> bool {
     let h = this_hart();
-    let s = hs(h);
+    let s = mine();
     core::ptr::eq(s.current, me)
         && me.is_runnable()
         && me.affinity == h
@@ -428,7 +443,7 @@ pub fn keeps_hart(me: &Tcb) -> bool {
 /// Decide what runs next on this hart.
 fn choose() -> *mut Tcb {
     let h = this_hart();
-    let s = hs(h);
+    let s = mine();
     let rotate = core::mem::take(&mut s.rotate);
     let cur = s.current;
     if !cur.is_null() {
@@ -490,7 +505,7 @@ pub fn exit_to_user() -> ! {
 /// fastpath found nothing here to decide).
 pub fn run_current() -> ! {
     let cpu = percpu::this();
-    let s = hs(cpu.hart);
+    let s = mine();
     debug_assert!(!s.current.is_null());
     // SAFETY: the current thread is live.
     let t = unsafe { &mut *s.current };
@@ -508,7 +523,7 @@ pub fn run_current() -> ! {
 #[inline(always)]
 pub fn leave_direct(from: &mut Tcb, to: &mut Tcb) -> ! {
     let cpu = percpu::this();
-    let s = hs(cpu.hart);
+    let s = mine();
     from.current_on = None;
     to.current_on = Some(cpu.hart);
     s.current = to;
@@ -519,7 +534,7 @@ pub fn leave_direct(from: &mut Tcb, to: &mut Tcb) -> ! {
 
 fn run(t: &mut Tcb) -> ! {
     let cpu = percpu::this();
-    leave(cpu, t, highest(hs(cpu.hart)).is_none(), false, false)
+    leave(cpu, t, highest(mine()).is_none(), false, false)
 }
 
 /// Into user mode with `t`, current here; `alone`: nothing else ready on this hart;
@@ -533,7 +548,7 @@ fn leave(cpu: &percpu::PerCpu, t: &mut Tcb, alone: bool, sstatus_ok: bool, same_
         // address-space switch after the release cost the same-hart round trip across two
         // spaces ~200 cycles (twice the page walks), where no other hart waits for the lock.
         crate::mm::tlb::switch_space(cpu, satp, asid);
-        crate::mm::icache::sync_before_user(cpu.hart);
+        crate::mm::icache::sync_before_user();
     }
     crate::uintr::switch_to(t);
     // No tick while this thread is all the hart has to run (asleep waiters that only a kernel
@@ -557,7 +572,7 @@ fn leave(cpu: &percpu::PerCpu, t: &mut Tcb, alone: bool, sstatus_ok: bool, same_
     cpu.in_user.store(true, Ordering::Release);
     lock::release();
     crate::mm::tlb::switch_space(cpu, satp, asid);
-    crate::mm::icache::sync_before_user(cpu.hart);
+    crate::mm::icache::sync_before_user();
     if retick {
         arch::timer::apply_tick();
     }
@@ -581,7 +596,7 @@ fn run_handed(cpu: &percpu::PerCpu, t: &mut Tcb) {
     let satp = cpu.handoff_satp.load(Ordering::Relaxed);
     let asid = cpu.active_asid.load(Ordering::Relaxed);
     crate::mm::tlb::switch_space(cpu, satp, asid);
-    crate::mm::icache::sync_before_user(cpu.hart);
+    crate::mm::icache::sync_before_user();
     // Even when giving up: the waker recorded `t` as loaded here.
     crate::uintr::handoff_finish(t, cpu.hart, cpu.handoff_uintr.load(Ordering::Relaxed) != 0);
     // The waker decided this hart's tick state under the lock; the timer is this hart's to set.

@@ -11,18 +11,29 @@ pub const TICK_HZ: u64 = 500;
 static USE_SSTC: AtomicBool = AtomicBool::new(false);
 static TICK_INTERVAL: AtomicU64 = AtomicU64::new(0);
 
-#[allow(clippy::declare_interior_mutable_const)]
-const NONE: AtomicU64 = AtomicU64::new(u64::MAX);
-/// Per hart: when its next scheduler tick is due, the earliest kernel deadline on its list
-/// (written by any hart under the kernel lock; u64::MAX = none) and what its timer is set to
-/// (that hart only). Read by the hart itself, also without the lock.
-static NEXT_TICK: [AtomicU64; MAX_HARTS] = [NONE; MAX_HARTS];
-static EARLIEST: [AtomicU64; MAX_HARTS] = [NONE; MAX_HARTS];
-static PROGRAMMED: [AtomicU64; MAX_HARTS] = [NONE; MAX_HARTS];
-/// Per hart: its periodic tick is off (it runs a thread that nothing else on it competes with;
-/// kernel deadlines still program the timer). Read by other harts to know a thread they make
-/// ready there needs an IPI (nobody would see it otherwise).
-static TICKLESS: [AtomicBool; MAX_HARTS] = [const { AtomicBool::new(false) }; MAX_HARTS];
+/// Per hart, on a line of its own (each hart reads its row on every exit; rows that shared a
+/// line missed whenever another hart programmed its timer): when its next scheduler tick is
+/// due, the earliest kernel deadline on its list (written by any hart under the kernel lock;
+/// u64::MAX = none), what its timer is set to (that hart only), and whether its periodic tick
+/// is off (it runs a thread that nothing else on it competes with; kernel deadlines still
+/// program the timer; read by other harts to know a thread they make ready there needs an IPI,
+/// nobody would see it otherwise). Read by the hart itself, also without the lock.
+#[repr(align(64))]
+struct HartTimer {
+    next_tick: AtomicU64,
+    earliest: AtomicU64,
+    programmed: AtomicU64,
+    tickless: AtomicBool,
+}
+
+static TIMERS: [HartTimer; MAX_HARTS] = [const {
+    HartTimer {
+        next_tick: AtomicU64::new(u64::MAX),
+        earliest: AtomicU64::new(u64::MAX),
+        programmed: AtomicU64::new(u64::MAX),
+        tickless: AtomicBool::new(false),
+    }
+}; MAX_HARTS];
 
 /// Decide once, on the boot hart: Sstc only if the device tree advertises it on every hart
 /// and the firmware really enabled it (menvcfg.STCE), which a probe read tells.
@@ -43,7 +54,7 @@ pub fn uses_sstc() -> bool {
 }
 
 fn program(h: usize, deadline: u64) {
-    PROGRAMMED[h].store(deadline, Ordering::Relaxed);
+    TIMERS[h].programmed.store(deadline, Ordering::Relaxed);
     if uses_sstc() {
         csrw!("0x14d", deadline as usize); // stimecmp
     } else {
@@ -52,14 +63,14 @@ fn program(h: usize, deadline: u64) {
 }
 
 fn hart() -> usize {
-    crate::percpu::this().hart
+    crate::percpu::hart()
 }
 
 /// Start this hart's periodic tick.
 pub fn start() {
     let h = hart();
-    NEXT_TICK[h].store(super::cpu::time() + TICK_INTERVAL.load(Ordering::Relaxed), Ordering::Relaxed);
-    program(h, NEXT_TICK[h].load(Ordering::Relaxed).min(EARLIEST[h].load(Ordering::Relaxed)));
+    TIMERS[h].next_tick.store(super::cpu::time() + TICK_INTERVAL.load(Ordering::Relaxed), Ordering::Relaxed);
+    program(h, TIMERS[h].next_tick.load(Ordering::Relaxed).min(TIMERS[h].earliest.load(Ordering::Relaxed)));
     csrs!("sie", SIE_STIE);
 }
 
@@ -70,24 +81,24 @@ pub fn start() {
 /// changed, in which case `h` must `apply_tick` before it enters user mode (it may do that
 /// after letting the lock go: the timer is its own; without Sstc that is an SBI call).
 pub fn decide_tickless(h: usize, alone: bool) -> bool {
-    if TICKLESS[h].load(Ordering::Relaxed) == alone {
+    if TIMERS[h].tickless.load(Ordering::Relaxed) == alone {
         return false;
     }
-    TICKLESS[h].store(alone, Ordering::Relaxed);
+    TIMERS[h].tickless.store(alone, Ordering::Relaxed);
     let next = if alone { u64::MAX } else { super::cpu::time() + TICK_INTERVAL.load(Ordering::Relaxed) };
-    NEXT_TICK[h].store(next, Ordering::Relaxed);
+    TIMERS[h].next_tick.store(next, Ordering::Relaxed);
     true
 }
 
 /// Set this hart's timer for its tick state and deadlines.
 pub fn apply_tick() {
     let h = hart();
-    program(h, NEXT_TICK[h].load(Ordering::Relaxed).min(EARLIEST[h].load(Ordering::Relaxed)));
+    program(h, TIMERS[h].next_tick.load(Ordering::Relaxed).min(TIMERS[h].earliest.load(Ordering::Relaxed)));
 }
 
 /// Whether hart `h` runs without its tick (see `decide_tickless`).
 pub fn is_tickless(h: usize) -> bool {
-    TICKLESS[h].load(Ordering::Relaxed)
+    TIMERS[h].tickless.load(Ordering::Relaxed)
 }
 
 pub fn stop() {
@@ -99,18 +110,18 @@ pub fn stop() {
 pub fn on_interrupt(cpu: &PerCpu) -> bool {
     let h = cpu.hart;
     let now = super::cpu::time();
-    let tick = now >= NEXT_TICK[h].load(Ordering::Relaxed);
+    let tick = now >= TIMERS[h].next_tick.load(Ordering::Relaxed);
     if tick {
         cpu.ticks.fetch_add(1, Ordering::Relaxed);
         // The next tick is relative to now, so a slow (simulated) hart never storms.
-        NEXT_TICK[h].store(now + TICK_INTERVAL.load(Ordering::Relaxed), Ordering::Relaxed);
+        TIMERS[h].next_tick.store(now + TICK_INTERVAL.load(Ordering::Relaxed), Ordering::Relaxed);
     }
-    let next_tick = NEXT_TICK[h].load(Ordering::Relaxed);
+    let next_tick = TIMERS[h].next_tick.load(Ordering::Relaxed);
     // A deadline already due was not expired here: it came due after `deadline::expire` read
     // the time, or the interrupt was taken without the kernel lock (boot checks). Come back
     // shortly rather than at once (no storm while it cannot be expired), and never leave it to
     // a tick that may be off.
-    let earliest = EARLIEST[h].load(Ordering::Relaxed);
+    let earliest = TIMERS[h].earliest.load(Ordering::Relaxed);
     let retry = now + TICK_INTERVAL.load(Ordering::Relaxed) / 20;
     program(h, next_tick.min(if earliest > now { earliest } else { retry }));
     tick
@@ -118,11 +129,11 @@ pub fn on_interrupt(cpu: &PerCpu) -> bool {
 
 /// The earliest kernel deadline on hart `h`'s list changed (kernel lock held).
 pub fn set_earliest(h: usize, at: u64) {
-    EARLIEST[h].store(at, Ordering::Relaxed);
+    TIMERS[h].earliest.store(at, Ordering::Relaxed);
 }
 
 pub fn earliest(h: usize) -> u64 {
-    EARLIEST[h].load(Ordering::Relaxed)
+    TIMERS[h].earliest.load(Ordering::Relaxed)
 }
 
 /// On this hart: if its list now has a deadline earlier than the timer is set to, bring the
@@ -130,8 +141,8 @@ pub fn earliest(h: usize) -> u64 {
 /// After arming here, and on every IPI, since another hart may have queued one here.
 pub fn sync() {
     let h = hart();
-    let earliest = EARLIEST[h].load(Ordering::Relaxed);
-    if earliest < PROGRAMMED[h].load(Ordering::Relaxed) {
+    let earliest = TIMERS[h].earliest.load(Ordering::Relaxed);
+    if earliest < TIMERS[h].programmed.load(Ordering::Relaxed) {
         program(h, earliest);
     }
 }

@@ -29,9 +29,11 @@ pub fn code_mapped() {
     EPOCH.0.fetch_add(1, Ordering::Release);
 }
 
-/// Before entering user mode on `hart`: make instruction fetch see every store made before the
-/// latest executable mapping.
-pub fn sync_before_user(hart: usize) {
+/// Before entering user mode on this hart: make instruction fetch see every store made before
+/// the latest executable mapping.
+#[inline(always)]
+pub fn sync_before_user() {
+    let hart = crate::percpu::hart();
     let now = EPOCH.0.load(Ordering::Acquire);
     if SEEN[hart].0.load(Ordering::Relaxed) != now {
         // SAFETY: fence.i only orders this hart's instruction fetch after earlier memory writes.

@@ -108,7 +108,7 @@ fn owners() -> &'static mut [SlotOwner; platform::uintc::MAX_SLOTS] {
 }
 
 fn this_hart() -> usize {
-    percpu::this().hart
+    percpu::hart()
 }
 
 /// Boot hart, before any thread exists: pick the back end from the device tree.

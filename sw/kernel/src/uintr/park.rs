@@ -10,15 +10,18 @@ use abi::{stat, uintr::MAX_VECTOR};
 use caps::Error;
 use platform::image::MAX_HARTS;
 
-/// Per hart: the slots of waiters parked there, and whether they are Active now.
+/// Per hart: whether the slots of waiters parked there are Active now, and those slots. A row
+/// starts a line (every kernel entry and exit reads `active`; rows sharing lines missed when
+/// another hart parked or switched).
 #[derive(Clone, Copy)]
+#[repr(C, align(64))]
 struct Parked {
-    slots: [u64; platform::uintc::MAX_SLOTS / 64],
     active: bool,
+    slots: [u64; platform::uintc::MAX_SLOTS / 64],
 }
 
 static PARKED: KCell<[Parked; MAX_HARTS]> =
-    KCell::new([Parked { slots: [0; platform::uintc::MAX_SLOTS / 64], active: false }; MAX_HARTS]);
+    KCell::new([Parked { active: false, slots: [0; platform::uintc::MAX_SLOTS / 64] }; MAX_HARTS]);
 
 fn parked(h: usize) -> &'static mut Parked {
     // SAFETY: under the kernel lock.

@@ -114,7 +114,7 @@ pub fn save_on_trap(t: *mut Tcb) {
         (ustatus, uie, utvec, uscratch, uepc, ucause, utval);
     let zero = (ustatus | uie | utvec | uscratch | uepc | ucause | utval) == 0;
     u.user_zero = zero;
-    let c = csrs_of(percpu::this().hart);
+    let c = csrs_of(percpu::hart());
     if zero && c.user_zero && c.sideleg == 0 {
         // The hart's copy says all of this already (nothing delegated: `sie` holds no uie).
         return;
@@ -145,7 +145,13 @@ pub fn switch_to(t: &mut Tcb) {
     let Some(prev) = unsafe { owner.as_mut() }.filter(|p| p.uintr.loaded_on as usize == h + 1) else {
         return switch_any(t);
     };
-    if core::ptr::eq(prev, t) || !plain(&prev.uintr) {
+    if core::ptr::eq(prev, t) {
+        // Still loaded here (a thread that goes on after its system call): what `switch_any`
+        // does for it, inline on the exit of every Signal and every Wait that returns at once.
+        park::set_active(h, true);
+        return;
+    }
+    if !plain(&prev.uintr) {
         return switch_any(t);
     }
     let c = csrs_of(h);
