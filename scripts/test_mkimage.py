@@ -5,10 +5,17 @@ import struct
 import subprocess
 import sys
 import tempfile
+import tomllib
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MKIMAGE = os.path.join(HERE, "mkimage.py")
+
+
+# Where the boot modules start in an image (platform.toml, the one source of truth).
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "platform", "platform.toml"), "rb") as f:
+    _IMAGE = tomllib.load(f)["image"]
+MODULES_OFFSET = _IMAGE["modules_base"] - _IMAGE["firmware_base"]
 
 
 def elf64(segments, entry=0):
@@ -131,7 +138,7 @@ class ModulesTest(unittest.TestCase):
                                       capture_output=True, text=True)
             p = run(base + '[process.roottask]\nelf = "root"\n[process.p]\nhart = 2\n')
             self.assertEqual(p.returncode, 0, p.stderr)
-            mods = pathlib.Path(out).read_bytes()[0x60_0000:]
+            mods = pathlib.Path(out).read_bytes()[MODULES_OFFSET:]
             self.assertEqual(struct.unpack_from("<Q", mods, 8)[0], 2)
             self.assertEqual(mods[16:24], b"roottask")
             self.assertEqual(mods[16 + 128:17 + 128], b"p")
@@ -148,7 +155,7 @@ class ModulesTest(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stderr)
             img = pathlib.Path(out).read_bytes()
             self.assertEqual(img[0x20_0000:0x20_0001], b"k", "the layout's parts are placed")
-            mods = img[0x60_0000:]
+            mods = img[MODULES_OFFSET:]
             self.assertEqual(struct.unpack_from("<Q", mods, 8)[0], 2)
             self.assertEqual(mods[16 + 128:20 + 128], b"root")
 
