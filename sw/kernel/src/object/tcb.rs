@@ -52,66 +52,82 @@ pub enum Fault {
     },
 }
 
+/// `repr(C)`, laid out by who touches what (TCBs are 64-byte aligned objects): the registers;
+/// a block only the thread's own hart writes (beside `sepc`, on every trap); the cap slots,
+/// each on a line of its own (a reply cap written from another hart misses one line, not two);
+/// then one line with everything a partner on another hart reads or writes in a Call, a reply,
+/// a wake-up or a hand-over (`state` .. `reply_holder`), one with what a waker also reads
+/// (`fault`, `satp_cache`, the ready-queue links), and the rest. Spread over four lines, the
+/// partner-touched fields cost a cross-hart round trip about three more misses each way.
 #[repr(C)]
 pub struct Tcb {
     /// First: `sscratch` points here while the thread runs (see arch::trap).
     pub ctx: UserContext,
+    /// The `ecall` of the system call in progress: a cancelled IPC restarts it.
+    pub restart_pc: usize,
+    /// Kernel entries the thread made itself (system calls, faults, emulated instructions).
+    pub entries: u64,
+    pub ipc_buffer: usize,
+    pub fault_ep: usize,
+    /// All TCBs, for DebugDumpScheduler.
+    pub dbg_next: *mut Tcb,
+    pub dbg_prev: *mut Tcb,
     pub slots: [Slot; SLOTS],
+    // ---- the partner's line
     pub state: State,
     pub prio: u8,
-    pub mcp: u8,
+    /// Member of its hart's ready queue of `prio`.
+    pub queued: bool,
+    /// A blocked receiver may receive caps.
+    pub recv_can_grant: bool,
+    /// What a blocked sender sends (and whether it called); its badge is below.
+    pub send_can_grant: bool,
+    pub send_can_grant_reply: bool,
+    pub send_is_call: bool,
+    /// The root task's first thread: with no fault handler, its fault ends the run.
+    pub is_root: bool,
     /// The hart this thread runs on.
     pub affinity: usize,
-    /// Ticks left in the current time slice.
-    pub slice: u32,
-    /// Ready-queue links (per-hart queue of `prio`) and membership.
-    pub sched_next: *mut Tcb,
-    pub sched_prev: *mut Tcb,
-    pub queued: bool,
     /// The hart this thread is current on, if any.
     pub current_on: Option<usize>,
-    /// satp and ASID it last ran with, and the `vspace::spaces_gen` they were computed at
-    /// (`vspace::satp_of`). Beside the scheduling fields: every switch to the thread reads
-    /// both, a waker on another hart too (`sched::hand_off`), and each line it misses costs.
-    pub satp_cache: core::cell::Cell<(u64, usize, usize)>,
     /// Endpoint/notification queue links and the object the thread blocks on.
     pub ep_next: *mut Tcb,
     pub ep_prev: *mut Tcb,
     pub blocked_on: u64,
-    /// The slot holding the reply cap that answers this thread, while BlockedOnReply. Near
-    /// the queue links: a partner replying from another hart writes it, and `restart_pc`'s
-    /// line is written on each of this thread's own traps.
+    /// The slot holding the reply cap that answers this thread, while BlockedOnReply (a
+    /// partner replying from another hart writes it).
     pub reply_holder: SlotRef,
-    /// What a blocked sender sends (and whether it called).
-    pub send_badge: u64,
-    pub send_can_grant: bool,
-    pub send_can_grant_reply: bool,
-    pub send_is_call: bool,
-    /// A blocked receiver may receive caps.
-    pub recv_can_grant: bool,
-    pub fault_ep: usize,
-    pub ipc_buffer: usize,
-    pub bound_ntfn: u64,
+    // ---- what a waker also reads
     pub fault: Fault,
-    /// The `ecall` of the system call in progress: a cancelled IPC restarts it.
-    pub restart_pc: usize,
-    /// All TCBs, for DebugDumpScheduler.
-    pub dbg_next: *mut Tcb,
-    pub dbg_prev: *mut Tcb,
-    /// The root task's first thread: with no fault handler, its fault ends the run.
-    pub is_root: bool,
-    /// User-interrupt state (crate::uintr).
-    pub uintr: crate::uintr::ThreadState,
-    /// Kernel entries the thread made itself (system calls, faults, emulated instructions).
-    pub entries: u64,
+    /// satp and ASID it last ran with, and the `vspace::spaces_gen` they were computed at
+    /// (`vspace::satp_of`): every switch to the thread reads them, a waker on another hart too
+    /// (`sched::hand_off`).
+    pub satp_cache: core::cell::Cell<(u64, usize, usize)>,
+    /// Ready-queue links (per-hart queue of `prio`).
+    pub sched_next: *mut Tcb,
+    pub sched_prev: *mut Tcb,
+    // ---- the rest
+    /// Ticks left in the current time slice.
+    pub slice: u32,
+    pub mcp: u8,
     /// What user-interrupt hardware it may hold (`abi::uintr::GRANT_*`, UintrControl).
     pub uintr_grants: u8,
+    pub send_badge: u64,
+    pub bound_ntfn: u64,
+    /// User-interrupt state (crate::uintr).
+    pub uintr: crate::uintr::ThreadState,
     /// Its kernel deadline (crate::deadline).
     pub deadline: crate::deadline::Armed,
     /// Its async-syscall handler (crate::asyscall).
     pub asys: crate::asyscall::Handler,
 }
 
+const _: () = assert!(core::mem::offset_of!(Tcb, slots) % 64 == 0);
+const _: () = assert!(core::mem::size_of::<Slot>() == 64);
+const _: () = assert!(core::mem::offset_of!(Tcb, state) % 64 == 0);
+const _: () = assert!(core::mem::offset_of!(Tcb, reply_holder) + 8 == core::mem::offset_of!(Tcb, state) + 64);
+const _: () = assert!(core::mem::offset_of!(Tcb, fault) == core::mem::offset_of!(Tcb, state) + 64);
+const _: () = assert!(core::mem::offset_of!(Tcb, sched_prev) + 8 <= core::mem::offset_of!(Tcb, fault) + 64);
 const _: () = assert!(core::mem::size_of::<Tcb>() <= 1 << abi::object::TCB_BITS);
 
 impl Tcb {
