@@ -9,6 +9,7 @@ use crate::object::endpoint::{unlink, Endpoint, EpState};
 use crate::object::notification::{Notification, NtfnState};
 use crate::object::tcb::{self, Fault, State, Tcb};
 use crate::object::{at, set_reply, KSlots};
+use crate::arch::cpu::own_line;
 use crate::{sched, stats};
 use abi::{ipc::MSG_REGISTERS, stat, syscall as nr, MessageInfo};
 use caps::{Cap, Rights, Slot, SlotRef, Slots};
@@ -112,15 +113,29 @@ pub fn try_fastpath(me: &mut Tcb, may_spin: bool) -> Fast {
         return Fast::No;
     };
     let ep = at::<Endpoint>(obj);
+    // Lines read here and written below, last written by the partner if it runs on another
+    // hart, as it did last time: taken writable at once (`own_line`), not read and then
+    // upgraded. On one hart they are this hart's already and the AMOs would only cost.
+    let remote = me.remote_partner;
+    if remote {
+        own_line(ep);
+    }
     if number == nr::CALL {
         if !rights.write || !(rights.grant || rights.grant_reply) || ep.state != EpState::Recv {
             return Fast::No;
         }
         // SAFETY: a Recv-state endpoint has a live head.
         let dest = unsafe { &mut *ep.head };
+        if remote {
+            own_line(&dest.state);
+        }
         let here = sched::may_switch_directly(dest);
         if !here && !elsewhere(dest) {
             return Fast::No;
+        }
+        me.remote_partner = !here;
+        if !here {
+            own_line(&dest.slots[tcb::CALLER]);
         }
         unlink(&mut ep.head, &mut ep.tail, dest);
         if ep.head.is_null() {
@@ -139,8 +154,14 @@ pub fn try_fastpath(me: &mut Tcb, may_spin: bool) -> Fast {
         if me.bound_ntfn != 0 && at::<Notification>(me.bound_ntfn).state == NtfnState::Active {
             return Fast::No;
         }
+        if remote {
+            own_line(&me.slots[tcb::CALLER]);
+        }
         let Cap::Reply { tcb: caller, can_grant: _ } = me.slots[tcb::CALLER].cap else { return Fast::No };
         let caller = at::<Tcb>(caller);
+        if remote {
+            own_line(&caller.state);
+        }
         if caller.state != State::BlockedOnReply || caller.fault != Fault::None {
             return Fast::No;
         }
@@ -148,6 +169,7 @@ pub fn try_fastpath(me: &mut Tcb, may_spin: bool) -> Fast {
         if !here && !elsewhere(caller) {
             return Fast::No;
         }
+        me.remote_partner = !here;
         // Receive half: block on the endpoint.
         me.state = State::BlockedOnReceive;
         me.blocked_on = obj;

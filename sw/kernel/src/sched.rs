@@ -81,6 +81,19 @@ pub fn current() -> *mut Tcb {
     mine().current
 }
 
+/// `current` on a kernel entry from user mode by `t`: when `t`'s last IPC partner was on
+/// another hart, the row is taken writable as it is read (that partner's hart handed `t` to
+/// this one, writing the row, and a block or switch here writes it next).
+pub fn current_on_entry(t: *const Tcb) -> *mut Tcb {
+    let s = mine();
+    // SAFETY: kernel-window memory, mapped whatever it holds now (a thread deleted while this
+    // entry waited for the lock fails the caller's check; meanwhile any byte reads as a hint).
+    if unsafe { (&raw const (*t).remote_partner).cast::<u8>().read() } != 0 {
+        arch::cpu::own_line(s);
+    }
+    s.current
+}
+
 /// The thread current on hart `h` (null when idle).
 pub fn current_of(h: usize) -> *mut Tcb {
     hs(h).current
@@ -225,6 +238,8 @@ fn hand_off(t: &mut Tcb, h: usize) -> bool {
         return false;
     }
     let s = hs(h);
+    // Read now, written below (`current`); `h` wrote it last.
+    arch::cpu::own_line(s);
     if !s.current.is_null() || highest(s).is_some_and(|p| p > t.prio as usize) || crate::asyscall::wake::any_mine(h) {
         return false;
     }

@@ -69,9 +69,12 @@ pub struct Tcb {
     pub entries: u64,
     pub ipc_buffer: usize,
     pub fault_ep: usize,
-    /// All TCBs, for DebugDumpScheduler.
+    /// All TCBs, for DebugDumpScheduler (`dbg_prev` below).
     pub dbg_next: *mut Tcb,
-    pub dbg_prev: *mut Tcb,
+    /// Its last fastpath IPC partner was on another hart: the next one probably is too, so the
+    /// fastpath takes the lines it will write writable at once (`arch::cpu::own_line`), which
+    /// only pays when the partner wrote them last.
+    pub remote_partner: bool,
     pub slots: [Slot; SLOTS],
     // ---- the partner's line
     pub state: State,
@@ -114,6 +117,7 @@ pub struct Tcb {
     pub uintr_grants: u8,
     pub send_badge: u64,
     pub bound_ntfn: u64,
+    pub dbg_prev: *mut Tcb,
     /// User-interrupt state (crate::uintr).
     pub uintr: crate::uintr::ThreadState,
     /// Its kernel deadline (crate::deadline).
@@ -178,6 +182,7 @@ pub fn create(pa: u64, hart: usize) {
         reply_holder: 0,
         dbg_next: core::ptr::null_mut(),
         dbg_prev: core::ptr::null_mut(),
+        remote_partner: false,
         is_root: false,
         satp_cache: core::cell::Cell::new((0, 0, 0)),
         uintr_grants: 0,
