@@ -309,17 +309,21 @@ impl Stack {
     ///
     /// In two halves, `poll_in` and `poll_out`: between them the poller hands the data that
     /// came to the client, whose work on it then overlaps the egress pass.
-    pub fn poll_in(&mut self, now: Instant, nic: &dyn Driver) {
+    /// True if a frame came in.
+    pub fn poll_in(&mut self, now: Instant, nic: &dyn Driver) -> bool {
         let t = now.total_micros();
         if self.half_open_at.is_some_and(|at| at <= t) {
             self.maintain(t, false);
         }
         let mut dev = Frames::new(nic);
+        let mut any = false;
         while self.iface.poll_ingress_single(now, &mut dev, &mut self.set) != PollIngressSingleResult::None {
+            any = true;
             if dev.take_syn() {
                 self.maintain(t, true);
             }
         }
+        any
     }
 
     /// The second half of a run (`poll_in`): frames out, then the sockets' uses. With `lazy`
