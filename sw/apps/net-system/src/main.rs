@@ -86,7 +86,7 @@ mod rt {
     fn spin_cycles(setting: Option<&str>, net_hart: usize, tcp_hart: usize) -> (u64, u64) {
         match setting.and_then(|s| s.parse().ok()) {
             Some(n) => (n, n),
-            None if net_hart != tcp_hart => (AUTO_SPIN, AUTO_SPIN),
+            None if net_hart != tcp_hart => (AUTO_SPIN, AUTO_TCP_SPIN),
             None => (0, 0),
         }
     }
@@ -99,6 +99,7 @@ mod rt {
     /// request's time (RTL, 4 connections, elapsed per request 15,490 cycles with the TCP
     /// server sleeping, 13,715 with it polling too). Idle, each sleeps after that.
     const AUTO_SPIN: u64 = 20_000;
+    const AUTO_TCP_SPIN: u64 = 100_000;
 
     fn fail(what: &str, e: impl core::fmt::Debug) -> ! {
         println!("[net-root] FAILED: {}: {:?}", what, e);
