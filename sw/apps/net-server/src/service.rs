@@ -174,7 +174,8 @@ fn send_recv_now(
 /// when the RECV is kept.
 static KEPT_WOKEN: AtomicBool = AtomicBool::new(false);
 
-static KEPT_VTABLE: RawWakerVTable = RawWakerVTable::new(|p| RawWaker::new(p, &KEPT_VTABLE), kept_wake, kept_wake, |_| {});
+static KEPT_VTABLE: RawWakerVTable =
+    RawWakerVTable::new(|p| RawWaker::new(p, &KEPT_VTABLE), kept_wake, kept_wake, |_| {});
 
 /// A task waited to receive on a socket whose RECV was kept (a client that sent a second
 /// SENDRECV before the first's answer): its waker took the kept one's place, so from then on
@@ -196,11 +197,12 @@ fn kept_waker() -> Waker {
 /// (data came, the peer closed, the socket was reset or closed by the client). Looked for only
 /// after `frames` came in, or when a kept socket's receive waker fired (a state change
 /// outside the frames, such as a timeout in the egress pass): nothing else makes one
-/// answerable (the client's CLOSE answers its own).
-pub fn answer_kept(frames: bool) {
+/// answerable (the client's CLOSE answers its own). True if any was answered.
+pub fn answer_kept(frames: bool) -> bool {
     if !(KEPT_WOKEN.swap(false, Ordering::Relaxed) || frames || KEPT_SHARED.load(Ordering::Relaxed)) {
-        return;
+        return false;
     }
+    let mut answered = false;
     let mut left = KEPT.with(|k| k.count);
     let mut sock = 0;
     while left > 0 && sock < SOCKETS {
@@ -216,11 +218,13 @@ pub fn answer_kept(frames: bool) {
                 });
                 if let Some(kept) = kept {
                     crate::SERVER.answer(kept.owed, m);
+                    answered = true;
                 }
             }
         }
         sock += 1;
     }
+    answered
 }
 
 pub async fn handle(m: Msg) -> Msg {
