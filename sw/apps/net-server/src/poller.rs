@@ -137,30 +137,36 @@ pub async fn run(timers: Option<TimerHandle>) {
         // Frames alone: only if smoltcp has something due (`Stack::poll_out`).
         let kicked = KICK.swap(false, Ordering::Relaxed);
         let now = clock::now();
-        let before = stack::with(|s| {
-            let before = s.stats.half_open_dropped;
-            s.poll_in(now, nic);
-            before
-        });
+        let (before, frames) = stack::with(|s| (s.stats.half_open_dropped, s.poll_in(now, nic)));
         // Kept SENDRECVs whose data came (or whose socket ended) are answered right here,
         // before the egress pass: the client works on them meanwhile.
-        crate::service::answer_kept();
+        let answered = crate::service::answer_kept(frames);
         let (after, known) = stack::with(|s| {
-            let known = s.poll_out(now, nic, !kicked);
+            let known = s.poll_out(now, nic, !kicked, answered);
             (s.stats.half_open_dropped, known)
         });
         if after > before {
             userlib::println!("[net-server] dropped {} half-open connections ({} so far)", after - before, after);
         }
         POLLS.fetch_add(1, Ordering::Relaxed);
-        // The handlers this run woke go first: they mostly kick us again at once, and then
-        // smoltcp's deadline (a pass over every socket) is not needed yet. When the run worked
-        // it out already (frames only), there is nothing to put off.
+        // The handlers this run woke (or the client, given answers) go first: they mostly kick
+        // us again at once, and then smoltcp's deadline (a pass over every socket) is not
+        // needed yet. When the run worked it out already (frames only), there is nothing to
+        // put off.
         if known.is_none() {
             userlib::task::yield_now().await;
         }
         if ready() {
             continue;
+        }
+        // The client's next requests (its answers to what this run handed it, most likely)
+        // are waiting: the dispatcher takes them first (they mostly kick us), rather than this
+        // task going to sleep and the park hook finding them.
+        if Endpoint::check(&crate::SERVER) {
+            userlib::task::yield_now().await;
+            if ready() {
+                continue;
+            }
         }
         // The deadline the run worked out still stands: nothing ran smoltcp since (a handler
         // that changes a socket kicks us, and then we ran again above).

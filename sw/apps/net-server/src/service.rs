@@ -8,7 +8,8 @@ use crate::poller::kick;
 use crate::stack::{self, Use};
 use crate::{nic_stats, DATA};
 use core::future::poll_fn;
-use core::task::{Poll, Waker};
+use core::sync::atomic::{AtomicBool, Ordering};
+use core::task::{Poll, RawWaker, RawWakerVTable, Waker};
 use netproto::{error, label, rx_offset, tx_offset, BUF_BYTES, OK, SOCKETS};
 use smoltcp::socket::tcp;
 use userlib::chan::{Msg, Owed};
@@ -89,7 +90,7 @@ fn recv_or_keep(sock: usize, off: usize, max: usize, owed: &mut Option<Owed>) ->
     if KEPT.with(|k| k.by_sock[sock].is_some()) {
         return None;
     }
-    recv_once(sock, off, max, None).or_else(|| keep(sock, off, max, owed))
+    recv_once(sock, off, max, Some(&kept_waker())).or_else(|| keep(sock, off, max, owed))
 }
 
 /// Keep the RECV of socket `sock` (what it is owed taken from `owed`) for the poller.
@@ -165,29 +166,65 @@ fn send_recv_now(
         Err(m) => return Some(m),
         Ok(()) => kick(),
     }
-    recv_once(sock, recv_off, max, None).or_else(|| keep(sock, recv_off, max, owed))
+    recv_once(sock, recv_off, max, Some(&kept_waker())).or_else(|| keep(sock, recv_off, max, owed))
+}
+
+/// A kept RECV's socket had something happen that smoltcp wakes a reader for (data, end of
+/// stream, reset, a timeout): set by [`kept_waker`], registered as the socket's receive waker
+/// when the RECV is kept.
+static KEPT_WOKEN: AtomicBool = AtomicBool::new(false);
+
+static KEPT_VTABLE: RawWakerVTable =
+    RawWakerVTable::new(|p| RawWaker::new(p, &KEPT_VTABLE), kept_wake, kept_wake, |_| {});
+
+/// A task waited to receive on a socket whose RECV was kept (a client that sent a second
+/// SENDRECV before the first's answer): its waker took the kept one's place, so from then on
+/// every run looks (it stays set: only a misbehaving client gets here).
+static KEPT_SHARED: AtomicBool = AtomicBool::new(false);
+
+fn kept_wake(_: *const ()) {
+    KEPT_WOKEN.store(true, Ordering::Relaxed);
+}
+
+/// The receive waker of a socket whose RECV is kept: it only sets [`KEPT_WOKEN`] (there is no
+/// task to run: the poller answers).
+fn kept_waker() -> Waker {
+    // SAFETY: the vtable's functions copy the (unused) pointer or set a flag.
+    unsafe { Waker::from_raw(RawWaker::new(core::ptr::null(), &KEPT_VTABLE)) }
 }
 
 /// After a smoltcp run (the poller): answer every kept SENDRECV whose RECV can be answered now
-/// (data came, the peer closed, the socket was reset or closed by the client).
-pub fn answer_kept() {
+/// (data came, the peer closed, the socket was reset or closed by the client). Looked for only
+/// after `frames` came in, or when a kept socket's receive waker fired (a state change
+/// outside the frames, such as a timeout in the egress pass): nothing else makes one
+/// answerable (the client's CLOSE answers its own). True if any was answered.
+pub fn answer_kept(frames: bool) -> bool {
+    if !(KEPT_WOKEN.swap(false, Ordering::Relaxed) || frames || KEPT_SHARED.load(Ordering::Relaxed)) {
+        return false;
+    }
+    let mut answered = false;
     let mut left = KEPT.with(|k| k.count);
     let mut sock = 0;
     while left > 0 && sock < SOCKETS {
         if let Some((off, max)) = KEPT.with(|k| k.by_sock[sock].as_ref().map(|k| (k.off, k.max))) {
             left -= 1;
-            if let Some(m) = recv_once(sock, off, max, None) {
+            // Not answerable yet (a wake-up without data): the waker again, for the next one
+            // (unless a task may wait on the socket too: then every run looks anyway).
+            let w = (!KEPT_SHARED.load(Ordering::Relaxed)).then(kept_waker);
+            if let Some(m) = recv_once(sock, off, max, w.as_ref()) {
                 let kept = KEPT.with(|k| {
                     k.count -= 1;
                     k.by_sock[sock].take()
                 });
                 if let Some(kept) = kept {
                     crate::SERVER.answer(kept.owed, m);
+                    answered = true;
                 }
             }
         }
         sock += 1;
     }
+    answered
 }
 
 pub async fn handle(m: Msg) -> Msg {
@@ -259,6 +296,9 @@ fn owned(s: &mut stack::Stack, sock: usize) -> bool {
 }
 
 async fn recv(sock: usize, off: usize, max: usize) -> Msg {
+    if KEPT.with(|k| k.by_sock.get(sock).is_some_and(|k| k.is_some())) {
+        KEPT_SHARED.store(true, Ordering::Relaxed);
+    }
     poll_fn(|cx| recv_once(sock, off, max, Some(cx.waker())).map_or(Poll::Pending, Poll::Ready)).await
 }
 

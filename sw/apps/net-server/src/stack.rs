@@ -309,17 +309,21 @@ impl Stack {
     ///
     /// In two halves, `poll_in` and `poll_out`: between them the poller hands the data that
     /// came to the client, whose work on it then overlaps the egress pass.
-    pub fn poll_in(&mut self, now: Instant, nic: &dyn Driver) {
+    /// True if a frame came in.
+    pub fn poll_in(&mut self, now: Instant, nic: &dyn Driver) -> bool {
         let t = now.total_micros();
         if self.half_open_at.is_some_and(|at| at <= t) {
             self.maintain(t, false);
         }
         let mut dev = Frames::new(nic);
+        let mut any = false;
         while self.iface.poll_ingress_single(now, &mut dev, &mut self.set) != PollIngressSingleResult::None {
+            any = true;
             if dev.take_syn() {
                 self.maintain(t, true);
             }
         }
+        any
     }
 
     /// The second half of a run (`poll_in`): frames out, then the sockets' uses. With `lazy`
@@ -327,11 +331,17 @@ impl Stack {
     /// per socket) is made only when smoltcp's next deadline says something is due now
     /// (`Interface::poll_at`, which mirrors the start of each socket's dispatch); otherwise that
     /// deadline is returned: it stands until smoltcp runs again (a request's data that came
-    /// with its ACK delayed sends nothing until the response). None when the pass was made.
-    pub fn poll_out(&mut self, now: Instant, nic: &dyn Driver, lazy: bool) -> Option<Option<Instant>> {
+    /// with its ACK delayed sends nothing until the response). None when the pass was made, or
+    /// with `defer` (the run handed the client requests, whose answers will most likely run
+    /// smoltcp with a pass before the poller sleeps): neither the pass nor the deadline (a look
+    /// at every socket) then; the poller works the deadline out if it is about to sleep.
+    pub fn poll_out(&mut self, now: Instant, nic: &dyn Driver, lazy: bool, defer: bool) -> Option<Option<Instant>> {
         let t = now.total_micros();
         if lazy {
             self.maintain(t, false);
+            if defer {
+                return None;
+            }
             let next = self.deadline(now);
             if next.is_none_or(|d| d > now) {
                 return Some(next);

@@ -81,24 +81,29 @@ mod rt {
 
     /// How long each server polls its rings (requests, replies, the NIC's receive ring) before
     /// it sleeps, (net server, TCP server): NET_SPIN for both when it is a number. `auto` (the
-    /// default): AUTO_SPIN for the net server when the two run on harts of their own, else 0
-    /// (a server polling on the other's hart would keep it from running); 0 for the TCP server.
+    /// default): AUTO_SPIN for the net server and AUTO_TCP_SPIN for the TCP server when the two
+    /// run on harts of their own, else 0 (a server polling on the other's hart would keep it
+    /// from running).
     fn spin_cycles(setting: Option<&str>, net_hart: usize, tcp_hart: usize) -> (u64, u64) {
         match setting.and_then(|s| s.parse().ok()) {
             Some(n) => (n, n),
-            None if net_hart != tcp_hart => (AUTO_SPIN, 0),
+            None if net_hart != tcp_hart => (AUTO_SPIN, AUTO_TCP_SPIN),
             None => (0, 0),
         }
     }
 
-    /// `auto`'s polling for the net server on a hart of its own: 20,000 cycles (0.2 ms at
-    /// 100 MHz). Under load its next request or frame comes within a few thousand cycles, and a
-    /// look at its rings in memory costs far less than a sleep: the NIC's interrupts armed and
-    /// disarmed (register writes), the PLIC's claim, the U-notification Wait. Idle, it sleeps
-    /// after that. The TCP server does not poll: it answering sooner does not make the net
-    /// server, the busier of the two, any faster (RTL, 4 connections: the net server's hart
-    /// busy throughout either way).
+    /// `auto`'s polling for the net server on a hart of its own: 20,000 cycles (0.2 ms at 100 MHz).
+    /// Under load its next request, reply or frame comes within a few thousand cycles, and a
+    /// look at its rings in memory costs far less than a sleep: for the net server the NIC's
+    /// interrupts armed and disarmed (register writes), the PLIC's claim, the U-notification
+    /// Wait; for the TCP server the Wait and the kernel's wake-up, whose latency is in every
+    /// request's time (RTL, 4 connections, elapsed per request 15,490 cycles with the TCP
+    /// server sleeping, 13,715 with it polling too). Idle, each sleeps after that.
     const AUTO_SPIN: u64 = 20_000;
+    /// The TCP server's (1 ms at 100 MHz): under load the net server hands it a round of
+    /// requests every ~45 k cycles (RTL, 4 connections), so it polls through the gap rather
+    /// than put the kernel's wake-up on the next round's path.
+    const AUTO_TCP_SPIN: u64 = 100_000;
 
     fn fail(what: &str, e: impl core::fmt::Debug) -> ! {
         println!("[net-root] FAILED: {}: {:?}", what, e);

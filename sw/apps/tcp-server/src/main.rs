@@ -60,6 +60,9 @@ mod rt {
         use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
         use userlib::{marker, syscall};
         pub const WINDOW: u16 = 70;
+        /// From listening (then from the end of the last run) to the end of a run: its
+        /// connections' set-up before the first request too (`+profile-region=71`).
+        pub const SETUP: u16 = 71;
         static ENTRIES: AtomicUsize = AtomicUsize::new(0);
         static INTERRUPTS: AtomicUsize = AtomicUsize::new(0);
         static OPEN: AtomicUsize = AtomicUsize::new(0);
@@ -123,6 +126,8 @@ mod rt {
             if first != 0 {
                 marker::end::<WINDOW>();
             }
+            marker::end::<SETUP>();
+            marker::begin::<SETUP>();
             // Entries since the first request (all harts: the closes after the last response,
             // the two DebugStat calls and every hart's timer ticks included).
             let entries = syscall::debug_stat(stat::KERNEL_ENTRIES).wrapping_sub(ENTRIES.load(Relaxed));
@@ -291,6 +296,7 @@ mod rt {
             REQUEST.load(Ordering::Relaxed),
             WORK.load(Ordering::Relaxed)
         );
+        userlib::marker::begin::<{ session::SETUP }>();
         loop {
             let r = match NET.call(Msg::new(label::ACCEPT, &[l]).unwrap_or_default()).await {
                 Ok(r) => r,

@@ -121,9 +121,12 @@ impl Words<'_> {
             // `sums` checked it).
             unsafe { (self.0.as_ptr().add(at) as *const u64).read() }
         } else {
-            let mut b = [0u8; 8];
-            b[..self.0.len() - at].copy_from_slice(&self.0[at..]);
-            u64::from_ne_bytes(b)
+            // Byte by byte into place (a copy into a padded array would be a `memcpy` call).
+            let mut w = 0u64;
+            for (i, &x) in self.0[at..].iter().enumerate() {
+                w |= if cfg!(target_endian = "little") { (x as u64) << (8 * i) } else { (x as u64) << (56 - 8 * i) };
+            }
+            w
         }
     }
 

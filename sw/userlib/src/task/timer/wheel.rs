@@ -65,17 +65,23 @@ pub(crate) struct Wheel {
     /// Per level: bit s set iff slot s's list is not empty.
     occupied: [u64; LEVELS],
     len: usize,
+    /// No list's span starts before this (the start of the earliest one when `pop_expired` last
+    /// found nothing due; 0 after an insertion): until `now` reaches it, `pop_expired` has
+    /// nothing to hand out or cascade and skips the search (a poller's timer stays linked
+    /// across many parks, each of which asks).
+    quiet_until: u64,
 }
 
 impl Wheel {
     pub const fn new() -> Wheel {
-        Wheel { elapsed: 0, heads: [null(); LISTS], occupied: [0; LEVELS], len: 0 }
+        Wheel { elapsed: 0, heads: [null(); LISTS], occupied: [0; LEVELS], len: 0, quiet_until: 0 }
     }
 
     /// Start at time `now` (an empty wheel only).
     pub fn reset(&mut self, now: u64) {
         debug_assert_eq!(self.len, 0);
         self.elapsed = now;
+        self.quiet_until = 0;
     }
 
     #[cfg(test)]
@@ -101,6 +107,7 @@ impl Wheel {
         if when <= self.elapsed {
             return false;
         }
+        self.quiet_until = 0;
         self.push(node, self.list_for(when));
         self.len += 1;
         true
@@ -221,6 +228,12 @@ impl Wheel {
     /// The next entry due at or before `now`, unlinked (and marked fired), in time order;
     /// None when there is none, and then the wheel's time is `now`.
     pub fn pop_expired(&mut self, now: u64) -> Option<&Node> {
+        if now < self.quiet_until && self.heads[DUE as usize].is_null() {
+            // Nothing starts before `quiet_until`: no list to process (an unlink since only
+            // moves the earliest start later).
+            self.elapsed = self.elapsed.max(now);
+            return None;
+        }
         loop {
             if let Some(n) = unsafe_ref(self.heads[DUE as usize]) {
                 self.unlink(n);
@@ -230,8 +243,9 @@ impl Wheel {
             }
             match self.next_list() {
                 Some((at, list)) if at <= now => self.process(at, list),
-                _ => {
+                next => {
                     self.elapsed = self.elapsed.max(now);
+                    self.quiet_until = next.map_or(u64::MAX, |(at, _)| at);
                     return None;
                 }
             }
