@@ -5,40 +5,44 @@ use platform::image::MAX_HARTS;
 
 /// One cache line per hart at least: an idle hart spins on its own `mailbox` while the others
 /// write their own `in_user` on every kernel entry and exit, and a shared line would bounce.
-/// `repr(C)`: the first line holds only what an idle or spinning hart watches (`mailbox`,
-/// `handoff`, `spin_on`) and `polling`; what a waker fills in before it hands a thread over (`in_user`, the `handoff_*`
-/// words, `active_asid`) is on the second. On one line, each of the waker's stores missed
-/// again: the watching hart's next load had taken the line back (~50 cycles each, five
-/// stores before the hand-over's compare-and-swap on the 4-core RTL).
+/// `repr(C)`: the first line holds what an idle or spinning hart watches (`mailbox`, `handoff`,
+/// `spin_on`) and everything a waker or signaller writes there (`in_user`, the `handoff_*`
+/// words, `active_asid`, `spin_badge`), so a hand-over or a delivery moves one line between the
+/// two harts instead of two. The waker stores them back to back, right before its
+/// compare-and-swap: spread out, each store missed again once the watcher's next load had
+/// taken the line back (~50 cycles each on the 4-core RTL). The rest, which only this hart
+/// writes, is on the lines after it.
 #[repr(C, align(64))]
 pub struct PerCpu {
-    pub hart: usize,
     /// Requests posted by other harts (bits of `arch::ipi::Msg`).
     pub mailbox: AtomicUsize,
     /// `sched::HANDOFF_NONE`, `HANDOFF_OPEN` (idle and watching: a waker may hand it a thread),
     /// or the `Tcb` handed over; with the satp to run it with and the user-interrupt work left
-    /// for this hart (`uintr::Handoff`), on the next line.
+    /// for this hart (`uintr::Handoff`).
     pub handoff: AtomicUsize,
-    /// The idle loop is watching `mailbox` instead of sleeping: posting is enough, no IPI.
-    pub polling: AtomicBool,
     /// 0, or the notification a Wait of this hart's current thread spins for without the lock
     /// (`fastpath::spin_for_signal`), or `SPIN_DELIVERED` by a signaller that completed the
     /// Wait with `spin_badge` (`sched::deliver_to_spinner`). On the watched line, so the
     /// signaller writes one line of this hart's, and not the thread's registers (three misses).
     pub spin_on: AtomicUsize,
     pub spin_badge: AtomicU64,
-    _second_line: Line,
+    pub handoff_satp: AtomicUsize,
+    /// ASID of the address space the hart uses (`mm::tlb::switch_space`); set by a waker for
+    /// the thread it hands over.
+    pub active_asid: AtomicUsize,
+    /// The idle loop is watching `mailbox` instead of sleeping: posting is enough, no IPI.
+    pub polling: AtomicBool,
     /// This hart is executing user code (set under the kernel lock just before leaving it,
     /// cleared first thing on a trap from user mode), or is on its way there with a thread
-    /// handed to it (`sched::hand_off`).
+    /// handed to it (`sched::hand_off`) or a Wait completed (`sched::deliver_to_spinner`).
     pub in_user: AtomicBool,
-    pub handoff_satp: AtomicUsize,
-    pub handoff_uintr: AtomicUsize,
-    /// ... and whether the waker changed this hart's tick state (`timer::decide_tickless`).
-    pub handoff_retick: AtomicUsize,
-    /// ASID and satp (with the hardware ASID in it, if any) of the address space the hart
-    /// uses (`mm::tlb::switch_space`).
-    pub active_asid: AtomicUsize,
+    /// The handed thread's U-CSRs must be loaded here (`uintr::handoff_finish`) ...
+    pub handoff_uintr: AtomicBool,
+    /// ... and the waker changed this hart's tick state (`timer::decide_tickless`).
+    pub handoff_retick: AtomicBool,
+    _second_line: Line,
+    pub hart: usize,
+    /// satp (with the hardware ASID in it, if any) the hart uses (`mm::tlb::switch_space`).
     pub active_satp: AtomicUsize,
     pub online: AtomicBool,
     /// Timer interrupts taken.
@@ -66,7 +70,8 @@ pub struct PerCpu {
 #[repr(align(64))]
 struct Line;
 
-const _: () = assert!(core::mem::offset_of!(PerCpu, in_user) == 64);
+const _: () = assert!(core::mem::offset_of!(PerCpu, handoff_retick) < 64);
+const _: () = assert!(core::mem::offset_of!(PerCpu, hart) == 64);
 
 #[allow(clippy::declare_interior_mutable_const)]
 const INIT: PerCpu = PerCpu {
@@ -85,8 +90,8 @@ const INIT: PerCpu = PerCpu {
     in_user: AtomicBool::new(false),
     handoff: AtomicUsize::new(0),
     handoff_satp: AtomicUsize::new(0),
-    handoff_uintr: AtomicUsize::new(0),
-    handoff_retick: AtomicUsize::new(0),
+    handoff_uintr: AtomicBool::new(false),
+    handoff_retick: AtomicBool::new(false),
     active_satp: AtomicUsize::new(0),
     active_asid: AtomicUsize::new(usize::MAX),
     sched_row: 0,

@@ -245,14 +245,16 @@ fn hand_off(t: &mut Tcb, h: usize) -> bool {
     }
     let Some(load) = crate::uintr::handoff_check(t, h) else { return false };
     let (satp, asid) = crate::object::vspace::satp_of(t);
-    cpu.handoff_satp.store(satp, Ordering::Relaxed);
-    cpu.handoff_uintr.store(load as usize, Ordering::Relaxed);
     // Its tick state, decided here under the lock as `run` would (a handed thread is plain:
     // the parked slots there stay watched); `h` sets its timer if that changed it.
     let retick = arch::timer::decide_tickless(h, highest(s).is_none());
-    cpu.handoff_retick.store(retick as usize, Ordering::Relaxed);
+    // Everything for `h` on its watched line, stored back to back and then swapped in, before
+    // the watcher's next load takes the line back. `in_user` before the slot changes: once `h`
+    // sees the thread it may clear it itself.
+    cpu.handoff_satp.store(satp, Ordering::Relaxed);
+    cpu.handoff_uintr.store(load, Ordering::Relaxed);
+    cpu.handoff_retick.store(retick, Ordering::Relaxed);
     cpu.active_asid.store(asid, Ordering::Relaxed);
-    // Before the slot changes: once `h` sees the thread it may clear this itself.
     cpu.in_user.store(true, Ordering::Relaxed);
     let tp: *mut Tcb = t;
     if cpu.handoff.compare_exchange(HANDOFF_OPEN, tp as usize, Ordering::SeqCst, Ordering::Relaxed).is_err() {
@@ -613,9 +615,9 @@ fn run_handed(cpu: &percpu::PerCpu, t: &mut Tcb) {
     crate::mm::tlb::switch_space(cpu, satp, asid);
     crate::mm::icache::sync_before_user();
     // Even when giving up: the waker recorded `t` as loaded here.
-    crate::uintr::handoff_finish(t, cpu.hart, cpu.handoff_uintr.load(Ordering::Relaxed) != 0);
+    crate::uintr::handoff_finish(t, cpu.hart, cpu.handoff_uintr.load(Ordering::Relaxed));
     // The waker decided this hart's tick state under the lock; the timer is this hart's to set.
-    if cpu.handoff_retick.load(Ordering::Relaxed) != 0 {
+    if cpu.handoff_retick.load(Ordering::Relaxed) {
         arch::timer::apply_tick();
     }
     // Not watching any more (mail from now on comes with an IPI). The IPI of a waker that found
