@@ -4,12 +4,12 @@
 //! or scheduler work. A partner whose affinity is another hart gets the message the same way
 //! and is woken there (`sched::wake`: handed straight to that hart when it idles), and this
 //! hart schedules. Everything else takes the slow path in `syscall`.
+use crate::arch::cpu::own_line;
 use crate::ipc::{A0, A1};
 use crate::object::endpoint::{unlink, Endpoint, EpState};
 use crate::object::notification::{Notification, NtfnState};
 use crate::object::tcb::{self, Fault, State, Tcb};
 use crate::object::{at, set_reply, KSlots};
-use crate::arch::cpu::own_line;
 use crate::{sched, stats};
 use abi::{ipc::MSG_REGISTERS, stat, syscall as nr, MessageInfo};
 use caps::{Cap, Rights, Slot, SlotRef, Slots};
