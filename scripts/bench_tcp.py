@@ -120,7 +120,9 @@ def merge_rows(path, rows, target, points=None):
 
 
 def rtl_requests(conns, per_conn):
-    """Requests of one RTL point: `per_conn` per connection, at least 16 in all."""
+    """Requests of one RTL point: `per_conn` times the connections, at least 16 in all. The
+    load client hands each to whichever connection is free, so a connection serves about
+    `per_conn` of them (9/8/8/7 in one 4-connection run), not exactly."""
     return max(16, per_conn * conns)
 
 
@@ -324,7 +326,7 @@ def main():
     ap.add_argument("--max-cycles", type=int, default=400_000_000, help="rtl: bound on each simulation")
     ap.add_argument("--boot-timeout", type=int, default=1800, help="rtl: wall seconds until the TCP server listens")
     ap.add_argument("--rtl-connections", default=",".join(map(str, RTL_CONNECTIONS)))
-    ap.add_argument("--rtl-requests", type=int, default=8, help="rtl: requests per connection of a point (at least 16 in all)")
+    ap.add_argument("--rtl-requests", type=int, default=8, help="rtl: requests of a point per connection, on average (times the connections, at least 16 in all; each goes to whichever connection is free)")
     ap.add_argument("--rtl-timeout", type=int, default=300, help="rtl: wall seconds a single request may take")
     ap.add_argument("--rtl-wall", type=int, default=720, help="rtl: no new point (after the first) once a simulation has run this many wall seconds")
     a = ap.parse_args()
