@@ -123,14 +123,22 @@ pub fn this() -> &'static PerCpu {
     }
 }
 
-/// This hart's index, known to the compiler to be below MAX_HARTS (`install` checked it), so
-/// indexing a per-hart table with it needs no bounds check.
+impl PerCpu {
+    /// The hart's index, known to the compiler to be below MAX_HARTS, so indexing a per-hart
+    /// table with it needs no bounds check.
+    #[inline(always)]
+    pub fn index(&self) -> usize {
+        let h = self.hart;
+        // SAFETY: `hart` is 0 (INIT) or what `install` set after asserting it below MAX_HARTS.
+        unsafe { core::hint::assert_unchecked(h < MAX_HARTS) };
+        h
+    }
+}
+
+/// This hart's index (`PerCpu::index`).
 #[inline(always)]
 pub fn hart() -> usize {
-    let h = this().hart;
-    // SAFETY: `install` asserted `hart < MAX_HARTS` before pointing `tp` at this record.
-    unsafe { core::hint::assert_unchecked(h < MAX_HARTS) };
-    h
+    this().index()
 }
 
 pub fn of(hart: usize) -> &'static PerCpu {

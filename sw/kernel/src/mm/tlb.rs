@@ -87,8 +87,7 @@ fn gen(asid: usize) -> u64 {
 /// under hardware ASID 0, which no VSpace gets (seL4's asidInvalid).
 #[inline(always)]
 pub fn switch_space(cpu: &PerCpu, satp: usize, asid: usize) {
-    debug_assert_eq!(cpu.hart, crate::percpu::hart());
-    let seen = &SEEN[crate::percpu::hart()][asid % BUCKETS];
+    let seen = &SEEN[cpu.index()][asid % BUCKETS];
     let gen = gen(asid);
     let fresh = seen.asid.load(Ordering::Relaxed) == asid && seen.gen.load(Ordering::Relaxed) == gen;
     if hw_asids() {
