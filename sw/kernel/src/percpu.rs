@@ -1,14 +1,14 @@
 //! Per-hart kernel state, reached through `tp`.
 use crate::kcell::KCell;
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use platform::image::MAX_HARTS;
 
 /// One cache line per hart at least: an idle hart spins on its own `mailbox` while the others
 /// write their own `in_user` on every kernel entry and exit, and a shared line would bounce.
 /// `repr(C)`: the first line holds what an idle or spinning hart watches (`mailbox`, `handoff`,
-/// `spin_on`) and everything a waker or signaller writes there (`in_user`, the `handoff_*`
-/// words, `active_asid`, `spin_badge`), so a hand-over or a delivery moves one line between the
-/// two harts instead of two. The waker stores them back to back, right before its
+/// `spin_on`) and everything a waker or signaller reads or writes there (`current`, `in_user`,
+/// the `handoff_*` words, `active_asid`, `spin_badge`), so a hand-over or a delivery moves one
+/// line between the two harts instead of two. The waker stores them back to back, right before its
 /// compare-and-swap: spread out, each store missed again once the watcher's next load had
 /// taken the line back (~50 cycles each on the 4-core RTL). The rest, which only this hart
 /// writes, is on the lines after it.
@@ -30,6 +30,11 @@ pub struct PerCpu {
     /// ASID of the address space the hart uses (`mm::tlb::switch_space`); set by a waker for
     /// the thread it hands over.
     pub active_asid: AtomicUsize,
+    /// The thread current on this hart (null when idle); `sched`'s, under the kernel lock. Here
+    /// and not in the hart's scheduler row: a waker that hands this hart a thread writes it, and
+    /// the hart reads it on its next kernel entry, both on a line they touch anyway (it was one
+    /// more miss on each side of every cross-hart IPC).
+    pub current: AtomicPtr<crate::object::tcb::Tcb>,
     /// The idle loop is watching `mailbox` instead of sleeping: posting is enough, no IPI.
     pub polling: AtomicBool,
     /// This hart is executing user code (set under the kernel lock just before leaving it,
@@ -94,6 +99,7 @@ const INIT: PerCpu = PerCpu {
     handoff_retick: AtomicBool::new(false),
     active_satp: AtomicUsize::new(0),
     active_asid: AtomicUsize::new(usize::MAX),
+    current: AtomicPtr::new(core::ptr::null_mut()),
     sched_row: 0,
     holds_lock: AtomicBool::new(false),
     stats: crate::stats::ROW,

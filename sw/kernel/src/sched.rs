@@ -12,11 +12,12 @@ use core::ptr::null_mut;
 use core::sync::atomic::Ordering;
 use platform::image::MAX_HARTS;
 
-/// `repr(C)`, the queues last: what every kernel exit reads (current, the bitmaps, rotate)
-/// shares one cache line instead of three lines 4 KiB apart.
+/// `repr(C)`, the queues last: what every kernel exit reads (the bitmaps, rotate) shares one
+/// cache line instead of three lines 4 KiB apart. The hart's current thread is on its `PerCpu`
+/// watched line (`PerCpu::current`): in a cross-hart IPC only the hart itself writes this
+/// line, and a waker's look at its bitmaps hits a shared copy.
 #[repr(C, align(64))]
 struct HartSched {
-    current: *mut Tcb,
     /// Bit i: `l2[i]` has a set bit. `l2[i]` bit j: priority 64 i + j has a ready thread.
     l1: u64,
     l2: [u64; NUM_PRIORITIES / 64],
@@ -27,7 +28,6 @@ struct HartSched {
 }
 
 const EMPTY: HartSched = HartSched {
-    current: null_mut(),
     l1: 0,
     l2: [0; NUM_PRIORITIES / 64],
     rotate: false,
@@ -77,26 +77,21 @@ fn this_hart() -> usize {
 }
 
 /// The thread current on this hart (null when idle).
+#[inline(always)]
 pub fn current() -> *mut Tcb {
-    mine().current
+    debug_assert!(lock::held());
+    percpu::this().current.load(Ordering::Relaxed)
 }
 
-/// `current` on a kernel entry from user mode by `t`: when `t`'s last IPC partner was on
-/// another hart, the row is taken writable as it is read (that partner's hart handed `t` to
-/// this one, writing the row, and a block or switch here writes it next).
-pub fn current_on_entry(t: *const Tcb) -> *mut Tcb {
-    let s = mine();
-    // SAFETY: kernel-window memory, mapped whatever it holds now (a thread deleted while this
-    // entry waited for the lock fails the caller's check; meanwhile any byte reads as a hint).
-    if unsafe { (&raw const (*t).remote_partner).cast::<u8>().read() } != 0 {
-        arch::cpu::own_line(s);
-    }
-    s.current
+fn set_current(cpu: &percpu::PerCpu, t: *mut Tcb) {
+    debug_assert!(lock::held());
+    cpu.current.store(t, Ordering::Relaxed);
 }
 
 /// The thread current on hart `h` (null when idle).
 pub fn current_of(h: usize) -> *mut Tcb {
-    hs(h).current
+    debug_assert!(lock::held());
+    percpu::of(h).current.load(Ordering::Relaxed)
 }
 
 /// Affinity argument → hart id: the index in the boot-info `hart_ids` list.
@@ -187,7 +182,7 @@ fn highest(s: &HartSched) -> Option<usize> {
 }
 
 fn current_prio(hart: usize) -> Option<u8> {
-    let c = hs(hart).current;
+    let c = current_of(hart);
     // SAFETY: a hart's current thread is live.
     (!c.is_null()).then(|| unsafe { (*c).prio })
 }
@@ -233,38 +228,50 @@ pub fn wake(t: &mut Tcb) {
 /// shoots down its address space kicks `h` and waits until it has entered user mode and
 /// trapped back, or given up on the way (mail arrived: it clears `in_user` and takes the lock).
 fn hand_off(t: &mut Tcb, h: usize) -> bool {
-    let cpu = percpu::of(h);
-    if cpu.handoff.load(Ordering::Relaxed) != HANDOFF_OPEN {
-        return false;
-    }
+    // First what needs nothing of `h`'s watched line: its scheduler row (only read, and in a
+    // cross-hart IPC written by nobody, so a shared copy hits), the U-CSR and tick decisions.
     let s = hs(h);
-    // Read now, written below (`current`); `h` wrote it last.
-    arch::cpu::own_line(s);
-    if !s.current.is_null() || highest(s).is_some_and(|p| p > t.prio as usize) || crate::asyscall::wake::any_mine(h) {
+    if highest(s).is_some_and(|p| p > t.prio as usize) || crate::asyscall::wake::any_mine(h) {
         return false;
     }
     let Some(load) = crate::uintr::handoff_check(t, h) else { return false };
     let (satp, asid) = crate::object::vspace::satp_of(t);
-    // Its tick state, decided here under the lock as `run` would (a handed thread is plain:
-    // the parked slots there stay watched); `h` sets its timer if that changed it.
-    let retick = arch::timer::decide_tickless(h, highest(s).is_none());
-    // Everything for `h` on its watched line, stored back to back and then swapped in, before
-    // the watcher's next load takes the line back. `in_user` before the slot changes: once `h`
-    // sees the thread it may clear it itself.
+    // Its tick state, decided here as `run` would (a handed thread is plain: the parked slots
+    // there stay watched); `h` sets its timer if that changed it.
+    let alone = highest(s).is_none();
+    let retick = arch::timer::is_tickless(h) != alone;
+    // Then the watched line, taken writable as it is read and written back to back right away:
+    // read first and written later, the watcher's next load took it back in between (a read
+    // miss, an upgrade and a miss again, ~170 cycles on the 4-core RTL). Open means `h` is idle:
+    // it opens the slot with nothing current, and only the swap below closes it for a waker.
+    let cpu = percpu::of(h);
+    if cpu.handoff.fetch_or(0, Ordering::Relaxed) != HANDOFF_OPEN {
+        return false;
+    }
+    debug_assert!(cpu.current.load(Ordering::Relaxed).is_null());
+    if retick {
+        arch::timer::decide_tickless(h, alone);
+    }
+    // `in_user` before the slot changes: once `h` sees the thread it may clear it itself.
+    let tp: *mut Tcb = t;
     cpu.handoff_satp.store(satp, Ordering::Relaxed);
     cpu.handoff_uintr.store(load, Ordering::Relaxed);
     cpu.handoff_retick.store(retick, Ordering::Relaxed);
     cpu.active_asid.store(asid, Ordering::Relaxed);
     cpu.in_user.store(true, Ordering::Relaxed);
-    let tp: *mut Tcb = t;
+    set_current(cpu, tp);
     if cpu.handoff.compare_exchange(HANDOFF_OPEN, tp as usize, Ordering::SeqCst, Ordering::Relaxed).is_err() {
-        // `h` stopped watching and waits for the lock: it has not looked at these.
+        // `h` stopped watching since and waits for the lock: it has not looked at these, and
+        // decides its tick state itself when it runs.
+        set_current(cpu, null_mut());
         cpu.in_user.store(false, Ordering::Relaxed);
         cpu.active_asid.store(usize::MAX, Ordering::Relaxed);
+        if retick {
+            arch::timer::decide_tickless(h, !alone);
+        }
         return false;
     }
     crate::uintr::handoff_commit(t, h);
-    s.current = tp;
     t.current_on = Some(h);
     stats::count(stat::SWITCHES);
     stats::count(stat::HANDOFFS);
@@ -291,7 +298,7 @@ pub fn deliver_to_spinner(h: usize, pa: u64, badge: u64, bound: *mut Tcb) -> boo
     if h >= MAX_HARTS || h == this_hart() {
         return false;
     }
-    let cur = hs(h).current;
+    let cur = current_of(h);
     // SAFETY: a current thread is live.
     let Some(t) = (unsafe { cur.as_mut() }) else { return false };
     if t.state != State::Running || t.current_on != Some(h) || !(bound.is_null() || core::ptr::eq(bound, t)) {
@@ -320,7 +327,7 @@ pub fn stall(t: &mut Tcb) {
     }
     kick(h);
     crate::uintr::release(t);
-    hs(h).current = null_mut();
+    set_current(percpu::of(h), null_mut());
     t.current_on = None;
     if t.state == State::Running {
         enqueue_on(t, true);
@@ -400,27 +407,22 @@ pub fn tlb_changed(asid: u16) {
 
 /// A timer tick on this hart while a thread ran.
 pub fn tick() {
-    let s = mine();
-    if s.current.is_null() {
-        return;
-    }
     // SAFETY: current is live.
-    let c = unsafe { &mut *s.current };
+    let Some(c) = (unsafe { current().as_mut() }) else { return };
     c.slice = c.slice.saturating_sub(1);
     if c.slice == 0 {
         c.slice = TIME_SLICE_TICKS as u32;
-        s.rotate = true;
+        mine().rotate = true;
         stats::count(stat::SLICE_ENDS);
     }
 }
 
 pub fn yield_current() {
-    let s = mine();
-    if !s.current.is_null() {
-        // SAFETY: current is live.
-        unsafe { (*s.current).slice = TIME_SLICE_TICKS as u32 };
+    // SAFETY: current is live.
+    if let Some(c) = unsafe { current().as_mut() } {
+        c.slice = TIME_SLICE_TICKS as u32;
     }
-    s.rotate = true;
+    mine().rotate = true;
 }
 
 /// Whether `to` may take over from the current thread directly: same hart, and nothing
@@ -436,10 +438,9 @@ pub fn may_switch_directly(to: &Tcb) -> bool {
 /// after. A Wait may then spin for its signal first (`fastpath::spin_for_signal`).
 pub fn idles_without(me: &Tcb) -> bool {
     let h = this_hart();
-    let s = mine();
-    core::ptr::eq(s.current, me)
+    core::ptr::eq(current(), me)
         && me.affinity == h
-        && highest(s).is_none()
+        && highest(mine()).is_none()
         && !crate::uintr::parked_unwatched()
         && !crate::asyscall::wake::any_mine(h)
 }
@@ -450,7 +451,7 @@ pub fn idles_without(me: &Tcb) -> bool {
 pub fn keeps_hart(me: &Tcb) -> bool {
     let h = this_hart();
     let s = mine();
-    core::ptr::eq(s.current, me)
+    core::ptr::eq(current(), me)
         && me.is_runnable()
         && me.affinity == h
         && !s.rotate
@@ -459,22 +460,28 @@ pub fn keeps_hart(me: &Tcb) -> bool {
 
 /// Decide what runs next on this hart.
 fn choose() -> *mut Tcb {
-    let h = this_hart();
+    let cpu = percpu::this();
+    let h = cpu.index();
     let s = mine();
-    let rotate = core::mem::take(&mut s.rotate);
-    let cur = s.current;
+    // Cleared only when set: a store on every pass made the row a line this hart writes, which
+    // a waker on another hart then missed on (`hand_off` reads the bitmaps beside it).
+    let rotate = s.rotate;
+    if rotate {
+        s.rotate = false;
+    }
+    let cur = current();
     if !cur.is_null() {
         // SAFETY: current is live.
         let c = unsafe { &mut *cur };
         if !c.is_runnable() || c.affinity != h {
-            s.current = null_mut();
+            set_current(cpu, null_mut());
             c.current_on = None;
             if c.is_runnable() {
                 make_runnable(c);
             }
         }
     }
-    let cur = s.current;
+    let cur = current();
     let best = highest(s);
     let next = if cur.is_null() {
         best.map_or(null_mut(), |p| s.queues[p].0)
@@ -500,7 +507,7 @@ fn choose() -> *mut Tcb {
         dequeue(n);
         n.current_on = Some(h);
     }
-    s.current = next;
+    set_current(cpu, next);
     next
 }
 
@@ -523,9 +530,10 @@ pub fn exit_to_user() -> ! {
 pub fn run_current() -> ! {
     let cpu = percpu::this();
     let s = mine();
-    debug_assert!(!s.current.is_null());
+    let cur = current();
+    debug_assert!(!cur.is_null());
     // SAFETY: the current thread is live.
-    let t = unsafe { &mut *s.current };
+    let t = unsafe { &mut *cur };
     // The thread that trapped goes on: its address space is the active one, so the lock can go
     // before the (no-op, unless a flush is due) switch; the trap left `sstatus` right.
     leave(cpu, t, highest(s).is_none(), true, true)
@@ -543,7 +551,7 @@ pub fn leave_direct(from: &mut Tcb, to: &mut Tcb) -> ! {
     let s = mine();
     from.current_on = None;
     to.current_on = Some(cpu.hart);
-    s.current = to;
+    set_current(cpu, to);
     let alone = highest(s).is_none();
     // The trap from user mode left `sstatus` as user mode wants it, and nothing since wrote it.
     leave(cpu, to, alone, true, false)
@@ -707,8 +715,9 @@ pub fn dump() {
             continue;
         }
         let s = hs(h);
+        let c = current_of(h);
         // SAFETY: current is live.
-        let cur = if s.current.is_null() { 0 } else { unsafe { (*s.current).pa() } };
+        let cur = if c.is_null() { 0 } else { unsafe { (*c).pa() } };
         kprintln!("[sched] hart {h}: current tcb {:#x} (0 = idle), highest ready prio {:?}", cur, highest(s));
     }
     crate::object::tcb::for_each(|t| {

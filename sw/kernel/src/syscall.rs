@@ -30,7 +30,7 @@ pub extern "C" fn user_trap(ctx: &mut UserContext) -> ! {
         crate::preempt::reset();
         stats::count(stat::ENTRIES_INTERRUPT);
         crate::interrupt::handle(scause & !INTERRUPT, cpu);
-    } else if sched::current_on_entry(me_ptr) == me_ptr {
+    } else if sched::current() == me_ptr {
         // SAFETY: the current thread's TCB is live; the lock is held.
         let me = unsafe { &mut *me_ptr };
         me.entries += 1;
