@@ -53,6 +53,14 @@ pub fn cycles() -> u64 {
     csrr!("cycle") as u64
 }
 
+/// Spin `n` cycles without touching memory (a wait that must leave a cache line alone).
+pub fn spin_cycles(n: u64) {
+    let t0 = cycles();
+    while cycles().wrapping_sub(t0) < n {
+        core::hint::spin_loop();
+    }
+}
+
 /// Take the cache line holding `p` in a writable state now, with an atomic OR of zero that
 /// changes nothing (lock held: nobody writes the line without it). For a line this hart reads
 /// and then writes that another hart wrote last (an IPC partner's TCB line, the endpoint, a

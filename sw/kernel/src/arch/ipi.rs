@@ -50,21 +50,33 @@ pub fn clear_pending() {
 /// The idle loop, before it sleeps: watch the mailbox for up to `cycles` (leaving early if an
 /// interrupt is pending). A request posted meanwhile costs its sender no SBI call and this
 /// hart no M-mode interrupt and no wake-up from `wfi`, which is most of a cross-hart IPC when
-/// the partner answers quickly. A thread handed over (`sched::hand_off`, on the same line)
-/// ends the watch too. True if there is mail or a thread. `polling` stays set: the caller
-/// clears it where it stops looking at the mailbox (before it sleeps, takes the lock or enters
-/// user mode), so a sender racing with the end of the watch does not send a needless IPI.
-pub fn watch_mailbox(cpu: &PerCpu, cycles: u64) -> bool {
+/// the partner answers quickly. A thread handed over (`sched::hand_off`, on the same line), or
+/// the slot claimed for one, ends the watch too. Returns whether there is mail or a hand-over,
+/// and the hand-over slot as last seen: no look after the one that ended the watch, since
+/// each look at a claimed slot takes the line back from the waker writing it. `polling` stays
+/// set: the caller clears it where it stops looking at the mailbox (before it sleeps, takes
+/// the lock or enters user mode), so a sender racing with the end of the watch does not send a
+/// needless IPI.
+pub fn watch_mailbox(cpu: &PerCpu, cycles: u64) -> (bool, usize) {
     cpu.polling.store(true, Ordering::SeqCst);
     let t0 = super::cpu::cycles();
-    while cpu.mailbox.load(Ordering::Relaxed) == 0
-        && cpu.handoff.load(Ordering::Relaxed) == crate::sched::HANDOFF_OPEN
-        && csrr!("sip") & csrr!("sie") == 0
-        && super::cpu::cycles().wrapping_sub(t0) < cycles
-    {
+    loop {
+        // The mailbox, then the slot: when the first load misses (a waker took the line), the
+        // second reads the same fresh copy, so a claim is seen at once; the other order looked
+        // again after the miss and took the line back once more.
+        let mail = cpu.mailbox.load(Ordering::Relaxed);
+        let slot = cpu.handoff.load(Ordering::Relaxed);
+        if slot != crate::sched::HANDOFF_OPEN {
+            return (mail != 0 || slot != crate::sched::HANDOFF_NONE, slot);
+        }
+        if mail != 0 {
+            return (true, slot);
+        }
+        if csrr!("sip") & csrr!("sie") != 0 || super::cpu::cycles().wrapping_sub(t0) >= cycles {
+            return (false, slot);
+        }
         core::hint::spin_loop();
     }
-    cpu.mailbox.load(Ordering::Relaxed) != 0 || cpu.handoff.load(Ordering::Relaxed) > crate::sched::HANDOFF_OPEN
 }
 
 pub fn enable() {
