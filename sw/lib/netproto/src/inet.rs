@@ -124,23 +124,47 @@ impl<'a> Words<'a> {
         Words { frame, base: frame.as_ptr().wrapping_sub(off) as *const u64, off }
     }
 
-    /// Word k, in the machine's order; bytes outside the frame read as zero.
-    #[inline(always)]
-    fn word(&self, k: usize) -> u64 {
-        let at = 8 * k;
-        if at >= self.off && at + 8 <= self.frame.len() + self.off {
-            // SAFETY: all 8 bytes are the frame's (just checked), and aligned (`base` is).
-            unsafe { self.base.add(k).read() }
-        } else {
-            // Byte by byte into place (a copy into a padded array would be a `memcpy` call).
-            let mut w = 0u64;
-            for i in 0..8 {
-                if let Some(&x) = (at + i).checked_sub(self.off).and_then(|j| self.frame.get(j)) {
-                    w |= if cfg!(target_endian = "little") { (x as u64) << (8 * i) } else { (x as u64) << (56 - 8 * i) };
-                }
+    /// Word k, put together from the frame's bytes, in the machine's order; bytes outside the
+    /// frame read as zero.
+    fn partial(&self, k: usize) -> u64 {
+        let mut w = 0u64;
+        for i in 0..8 {
+            if let Some(&x) = (8 * k + i).checked_sub(self.off).and_then(|j| self.frame.get(j)) {
+                // A byte by itself into place (a copy into a padded array would call memcpy).
+                w |= if cfg!(target_endian = "little") { (x as u64) << (8 * i) } else { (x as u64) << (56 - 8 * i) };
             }
-            w
         }
+        w
+    }
+
+    /// The masks of word `a / 8` from byte a on and of word `(b - 1) / 8` up to byte b, as
+    /// masks of the words read in the machine's order (a < b, offsets from `base`).
+    #[inline(always)]
+    fn masks(a: usize, b: usize) -> (u64, u64) {
+        if cfg!(target_endian = "little") {
+            (!0u64 << (8 * (a % 8)), !0u64 >> (8 * (7 - (b - 1) % 8)))
+        } else {
+            (!0u64 >> (8 * (a % 8)), !0u64 << (8 * (7 - (b - 1) % 8)))
+        }
+    }
+
+    /// The sum of the words first+1 .. last, which lie wholly inside the frame: read without
+    /// checks, as 32-bit halves into two sums that cannot carry out (a frame has far fewer than
+    /// 2^32 words), rather than a 64-bit add with its carry put back for every word.
+    #[inline(always)]
+    fn between(&self, first: usize, last: usize) -> u64 {
+        let mut s = [0u64; 2];
+        // SAFETY: the caller's promise; aligned as `base` is.
+        unsafe {
+            let mut p = self.base.add(first + 1) as *const u32;
+            let end = self.base.add(last) as *const u32;
+            while p < end {
+                s[0] += p.read() as u64;
+                s[1] += p.add(1).read() as u64;
+                p = p.add(2);
+            }
+        }
+        s[0] + s[1]
     }
 
     /// The sum of frame bytes a..b (a even, b at most the frame's length): whole words, the
@@ -151,28 +175,32 @@ impl<'a> Words<'a> {
         }
         let (a, b) = (a + self.off, b + self.off);
         let (first, last) = (a / 8, (b - 1) / 8);
-        // Byte i of a word in memory, as a mask of the word read in the machine's order.
-        let from = |i: usize| if cfg!(target_endian = "little") { !0u64 << (8 * i) } else { !0u64 >> (8 * i) };
-        let upto = |i: usize| if i == 7 { !0u64 } else { !from(i + 1) };
-        let (lo, hi) = (from(a % 8), upto((b - 1) % 8));
+        if 8 * first < self.off || 8 * last + 8 > self.frame.len() + self.off {
+            // A first word before the frame's start or a last one past its end: never the
+            // headers, nor a segment of an even length (a call in the tail, so this path costs
+            // the common one no saved registers).
+            return self.range_edges(a, b);
+        }
+        let (lo, hi) = Self::masks(a, b);
+        // SAFETY: words first..=last are inside the frame (just checked), aligned as `base` is.
+        let (w0, wn) = unsafe { (self.base.add(first).read(), self.base.add(last).read()) };
         if first == last {
-            return self.word(first) & lo & hi;
+            return w0 & lo & hi;
         }
-        // The words between lie wholly inside a..b, so inside the frame: read without checks,
-        // as 32-bit halves into two sums that cannot carry out (a frame has far fewer than 2^32
-        // words), rather than a 64-bit add with its carry put back for every word.
-        let mut s = [0u64; 2];
-        // SAFETY: words first+1 .. last are inside the frame (above), aligned as `base` is.
-        unsafe {
-            let mut p = self.base.add(first + 1) as *const u32;
-            let end = self.base.add(last) as *const u32;
-            while p < end {
-                s[0] += p.read() as u64;
-                s[1] += p.add(1).read() as u64;
-                p = p.add(2);
-            }
+        add(add(w0 & lo, wn & hi), self.between(first, last))
+    }
+
+    /// `range` (a, b already offsets from `base`) when its first or last word reaches outside
+    /// the frame.
+    #[cold]
+    #[inline(never)]
+    fn range_edges(&self, a: usize, b: usize) -> u64 {
+        let (first, last) = (a / 8, (b - 1) / 8);
+        let (lo, hi) = Self::masks(a, b);
+        if first == last {
+            return self.partial(first) & lo & hi;
         }
-        add(add(self.word(first) & lo, self.word(last) & hi), s[0] + s[1])
+        add(add(self.partial(first) & lo, self.partial(last) & hi), self.between(first, last))
     }
 }
 
