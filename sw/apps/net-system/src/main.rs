@@ -48,7 +48,8 @@ mod rt {
     const CHAN_PAGES: usize = chan_bytes(CHAN_CAPACITY).div_ceil(PAGE);
     const DATA_PAGES: usize = DATA_BYTES / PAGE;
     /// The DMA pool: the NIC's two queues and 2 x 128 packet buffers of 2 KiB (132 pages for
-    /// the AXI DMA's rings, ~134 for virtio's), in one 2 MiB mega page, so physically
+    /// the AXI DMA's rings, ~134 for virtio's) and after them the net server's socket buffers
+    /// (2 x 4.2 KiB a socket: 50 pages at 24 sockets, 285 at QEMU's 136), in one 2 MiB mega page, so physically
     /// contiguous and one TLB entry: as 4 KiB pages the receive buffers alone span 64 pages, and
     /// each frame came in on a page the net server's hart (a 32-entry TLB in 8 sectors of 4
     /// pages, 4 superpage entries, no L2 TLB) had long evicted: a page walk per frame, ~4 % of
