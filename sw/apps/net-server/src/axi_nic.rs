@@ -123,7 +123,8 @@ fn ring<const N: usize>() -> Result<Ring<N>, AxiError> {
     let (bpa, bva) = hal::alloc(bufs).ok_or(AxiError::Pool)?;
     // SAFETY: fresh pool pages for this ring alone, for the life of the process; the pool's
     // physical addresses are the DMA's bus addresses.
-    unsafe { Ring::new_padded(dva as usize, dpa as u64, bva as usize, bpa as u64, BUF, PAD) }.map_err(|_| AxiError::Pool)
+    unsafe { Ring::new_padded(dva as usize, dpa as u64, bva as usize, bpa as u64, BUF, PAD) }
+        .map_err(|_| AxiError::Pool)
 }
 
 impl AxiNic {

@@ -70,12 +70,7 @@ impl<const N: usize> Ring<N> {
         buf_len: usize,
         pad: usize,
     ) -> Result<Self, RingError> {
-        if N == 0
-            || !desc_va.is_multiple_of(64)
-            || !desc_pa.is_multiple_of(64)
-            || buf_len > MAX_BUF
-            || pad >= buf_len
-        {
+        if N == 0 || !desc_va.is_multiple_of(64) || !desc_pa.is_multiple_of(64) || buf_len > MAX_BUF || pad >= buf_len {
             return Err(RingError::Layout);
         }
         let r = Ring { desc_va, desc_pa, buf_va, buf_pa, buf_len, pad, head: 0, count: 0 };
