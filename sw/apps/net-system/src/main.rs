@@ -2,7 +2,7 @@
 //! NIC the device tree describes (the boot info's device untypeds say what each is: the AXI
 //! DMA + AXI Ethernet of our SoC, else a virtio-net among the virtio-mmio pages), and wires
 //! everything the manifest cannot say before it lets them run:
-//! - the net server's NIC: its register page(s), a DMA pool of physically contiguous frames
+//! - the net server's NIC: its register page(s), a DMA pool in one mega page
 //!   (base address from Page_GetAddress), its IRQs routed to the net server's U-notification
 //!   (IRQSetUIntr; directly to its hart's PLIC U context where the SoC has one, whose page is
 //!   then mapped into the net server too) and the IRQHandler caps for the Ack;
@@ -47,15 +47,15 @@ mod rt {
     const DEPTH: usize = 64;
     const CHAN_PAGES: usize = chan_bytes(CHAN_CAPACITY).div_ceil(PAGE);
     const DATA_PAGES: usize = DATA_BYTES / PAGE;
-    /// The DMA pool: the NIC's two queues and 2 x 128 packet buffers of 2 KiB (132 pages for
-    /// the AXI DMA's rings, ~134 for virtio's) and after them the net server's socket buffers
-    /// (2 x 4.2 KiB a socket: 50 pages at 24 sockets, 285 at QEMU's 136), in one 2 MiB mega page, so physically
-    /// contiguous and one TLB entry: as 4 KiB pages the receive buffers alone span 64 pages, and
-    /// each frame came in on a page the net server's hart (a 32-entry TLB in 8 sectors of 4
-    /// pages, 4 superpage entries, no L2 TLB) had long evicted: a page walk per frame, ~4 % of
-    /// its cycles under load. The price is boot time: Retype zeroes every byte (~2.6 cycles a
-    /// byte on the RTL: 5.4 M cycles for 2 MiB, against ~3 M for 144 frames and their ~300
-    /// mapping invocations).
+    /// The DMA pool: the NIC's two queues and packet buffers (~80 pages for the AXI DMA's
+    /// rings, ~134 for virtio's) and after them the net server's socket buffers (2 x 4.2 KiB a
+    /// socket: 50 pages at 24 sockets, 285 at QEMU's 136), in one 2 MiB mega page, so
+    /// physically contiguous and one TLB entry: as 4 KiB pages the receive buffers alone span
+    /// 64 pages, and each frame came in on a page the net server's hart (a 32-entry TLB in 8
+    /// sectors of 4 pages, 4 superpage entries, no L2 TLB) had long evicted: a page walk per
+    /// frame, ~4 % of its cycles under load. The price is boot time: Retype zeroes every byte
+    /// (~2.6 cycles a byte on the RTL: 5.4 M cycles for 2 MiB, against ~1.5 M for 144 frames;
+    /// their ~300 mapping invocations and the socket buffers' 50 image pages go).
     const DMA_BITS: usize = abi::object::MEGA_PAGE_BITS;
     const DMA_BYTES: usize = 1 << DMA_BITS;
     /// Given caps (app.toml order): the process's U-notification first, the sockets endpoint
@@ -213,7 +213,7 @@ mod rt {
     fn dma_pool(alloc: &mut RootAlloc) -> (usize, usize) {
         let f = alloc.object(object::MEGA_PAGE, 0).unwrap_or_else(|e| fail("DMA mega page", e));
         let pa = vspace::page_get_address(f).unwrap_or_else(|e| fail("Page_GetAddress", e));
-        if pa % DMA_BYTES != 0 {
+        if !pa.is_multiple_of(DMA_BYTES) {
             fail("DMA mega page not aligned", pa);
         }
         (f, pa)
