@@ -32,8 +32,11 @@ pub const QUEUE: usize = 128;
 /// a completion (`tx_starved`), as before.
 pub const TX_QUEUE: usize = 16;
 /// One buffer: a whole Ethernet frame (1518 with a VLAN tag) fits, so a frame never spans
-/// descriptors.
-const BUF: usize = 2048;
+/// descriptors. The stride is a line more than 2 KiB: at 2 KiB every frame's first lines fell
+/// in the same few sets of the 4-way L1 data cache (64 sets of 64 bytes repeat every 4 KiB), so
+/// received frames, the frames being sent and whatever else maps there evicted one another;
+/// one line more a buffer spreads the starts of consecutive buffers over all the sets.
+const BUF: usize = 2048 + 64;
 /// Each frame starts this far into its buffer (receive and transmit): the 14-byte Ethernet
 /// header then ends on a word boundary, so the IPv4 and TCP headers are 4-byte aligned and a
 /// 20-byte-option-less segment's payload 8-byte aligned (offset 56), and smoltcp's copies of
@@ -118,7 +121,7 @@ pub struct AxiNic {
 }
 
 fn ring<const N: usize>() -> Result<Ring<N>, AxiError> {
-    let bufs = N * BUF / 4096;
+    let bufs = (N * BUF).div_ceil(4096);
     let (dpa, dva) = hal::alloc(Ring::<N>::DESC_BYTES.div_ceil(4096)).ok_or(AxiError::Pool)?;
     let (bpa, bva) = hal::alloc(bufs).ok_or(AxiError::Pool)?;
     // SAFETY: fresh pool pages for this ring alone, for the life of the process; the pool's
