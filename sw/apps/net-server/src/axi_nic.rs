@@ -32,8 +32,19 @@ pub const QUEUE: usize = 128;
 /// a completion (`tx_starved`), as before.
 pub const TX_QUEUE: usize = 16;
 /// One buffer: a whole Ethernet frame (1518 with a VLAN tag) fits, so a frame never spans
-/// descriptors.
-const BUF: usize = 2048;
+/// descriptors. The stride is a line more than 2 KiB: at 2 KiB every frame's first lines fell
+/// in the same few sets of the 4-way L1 data cache (64 sets of 64 bytes repeat every 4 KiB), so
+/// received frames, the frames being sent and whatever else maps there evicted one another;
+/// one line more a buffer spreads the starts of consecutive buffers over all the sets.
+const BUF: usize = 2048 + 64;
+/// Each frame starts this far into its buffer (receive and transmit): the 14-byte Ethernet
+/// header then ends on a word boundary, so the IPv4 and TCP headers are 4-byte aligned and a
+/// 20-byte-option-less segment's payload 8-byte aligned (offset 56), and smoltcp's copies of
+/// it into and out of the socket buffers take memcpy's aligned path instead of the
+/// shift-and-merge one (Linux's NET_IP_ALIGN). The DMA's realignment engine takes any address.
+const PAD: usize = 2;
+/// What a buffer holds after its padding.
+const ROOM: usize = BUF - PAD;
 /// Our unicast address: locally administered (bit 1 of the first byte), Xilinx's OUI after
 /// it. The device tree has no `local-mac-address` (rocket-chip's DTS writer cannot emit byte
 /// strings), and the board has no EEPROM for one.
@@ -110,12 +121,13 @@ pub struct AxiNic {
 }
 
 fn ring<const N: usize>() -> Result<Ring<N>, AxiError> {
-    let bufs = N * BUF / 4096;
+    let bufs = (N * BUF).div_ceil(4096);
     let (dpa, dva) = hal::alloc(Ring::<N>::DESC_BYTES.div_ceil(4096)).ok_or(AxiError::Pool)?;
     let (bpa, bva) = hal::alloc(bufs).ok_or(AxiError::Pool)?;
     // SAFETY: fresh pool pages for this ring alone, for the life of the process; the pool's
     // physical addresses are the DMA's bus addresses.
-    unsafe { Ring::new(dva as usize, dpa as u64, bva as usize, bpa as u64, BUF) }.map_err(|_| AxiError::Pool)
+    unsafe { Ring::new_padded(dva as usize, dpa as u64, bva as usize, bpa as u64, BUF, PAD) }
+        .map_err(|_| AxiError::Pool)
 }
 
 impl AxiNic {
@@ -194,7 +206,7 @@ fn start(n: &mut Inner) -> Result<(), DmaError> {
     n.tx_starved = false;
     n.rx_unmoved = 0;
     let first = n.rx.next();
-    while n.rx.post(BUF, 0).is_some() {}
+    while n.rx.post(ROOM, 0).is_some() {}
     n.dma.start(Channel::Rx, n.rx.desc_pa(first))?;
     n.dma.tail(Channel::Rx, n.rx.desc_pa(first + QUEUE - 1));
     n.dma.start(Channel::Tx, n.tx.desc_pa(n.tx.next()))
@@ -203,7 +215,7 @@ fn start(n: &mut Inner) -> Result<(), DmaError> {
 /// Give the receive descriptor just popped back to the DMA (it is the ring's tail again); the
 /// tail pointer moves once RX_BATCH of them wait.
 fn repost(n: &mut Inner) {
-    if let Some(i) = n.rx.post(BUF, 0) {
+    if let Some(i) = n.rx.post(ROOM, 0) {
         n.rx_unmoved += 1;
         if n.rx_unmoved >= RX_BATCH {
             n.rx_unmoved = 0;
@@ -224,7 +236,7 @@ impl Driver for AxiNic {
     fn rx_frame(&self) -> Option<RxFrame> {
         self.inner.with(|n| loop {
             let (i, status, app4) = n.rx.peek()?;
-            match desc::check_rx_app4(status, app4, BUF) {
+            match desc::check_rx_app4(status, app4, ROOM) {
                 Ok(len) if len <= MTU => return Some(RxFrame { id: i, buf: n.rx.buf_ptr(i) as *const u8, len }),
                 Ok(len) => self.bad_desc("receive", i, desc::DescError::RxLength { len, buf: MTU }),
                 Err(e) => self.bad_desc("receive", i, e),

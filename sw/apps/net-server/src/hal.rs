@@ -9,8 +9,8 @@ use virtio_drivers::{BufferDirection, Hal, PhysAddr, PAGE_SIZE};
 static VA: AtomicUsize = AtomicUsize::new(0);
 static PA: AtomicUsize = AtomicUsize::new(0);
 static BYTES: AtomicUsize = AtomicUsize::new(0);
-/// Bytes of the pool handed out (the driver's queues and our packet buffers; nothing is given
-/// back: the NIC lives as long as the process).
+/// Bytes of the pool handed out (the driver's queues and our packet buffers, then the sockets'
+/// buffers, `stack::init`; nothing is given back: all live as long as the process).
 static USED: AtomicUsize = AtomicUsize::new(0);
 static MMIO_VA: AtomicUsize = AtomicUsize::new(0);
 static MMIO_PA: AtomicUsize = AtomicUsize::new(0);

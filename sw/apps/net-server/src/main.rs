@@ -212,7 +212,9 @@ mod rt {
         let mac = nic().mac();
         let seed = clock::ticks();
         let ack_delay = (cfg.variant == variant::ASYNC).then_some(stack::ACK_DELAY);
-        stack::init(nic(), cfg.ip, cfg.prefix as u8, cfg.gateway, clock::now(), seed, ack_delay);
+        if stack::init(nic(), cfg.ip, cfg.prefix as u8, cfg.gateway, clock::now(), seed, ack_delay).is_err() {
+            fail("DMA pool too small for the socket buffers");
+        }
         println!(
             "[net-server] {} {:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x} irq vector {}{}, {}.{}.{}.{}/{} via {}.{}.{}.{}, {} sockets",
             core::str::from_utf8(&link).unwrap_or("?").trim_end_matches('\0'),

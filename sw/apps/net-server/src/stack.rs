@@ -70,7 +70,12 @@ pub struct StackStats {
 
 pub struct Stack {
     pub iface: Interface,
+    /// smoltcp's set over `STORAGE[..set_len]` (see `resize`).
     pub set: SocketSet<'static>,
+    storage: *mut SocketStorage<'static>,
+    set_len: usize,
+    /// Which slots of STORAGE hold a socket.
+    slot_used: [bool; SOCKETS],
     /// Each socket's place in `set`; None while it is parked.
     handles: [Option<SocketHandle>; SOCKETS],
     /// The free sockets, kept out of `set` so that smoltcp's passes skip them.
@@ -90,6 +95,10 @@ pub struct Stack {
     pub stats: StackStats,
 }
 
+/// smoltcp's socket slots. Its set sees only the first `Stack::set_len` of them, just enough for
+/// the sockets in it: smoltcp walks every slot of its set, empty or not, for each frame's
+/// lookup, each egress pass and each deadline, and a slot is 448 bytes (7 cache lines), so a
+/// pass over all 24 empty ones at 4 connections read 24 lines where ~6 hold sockets.
 static mut STORAGE: [SocketStorage<'static>; SOCKETS] = [SocketStorage::EMPTY; SOCKETS];
 /// One socket buffer and the gap to the next. At a 4 KiB stride every buffer's first bytes
 /// would fall in the same set of the 4-way L1 data cache (64 sets of 64 bytes: an address's set
@@ -104,9 +113,13 @@ struct SockBuf {
     _gap: [u8; 3 * 64],
 }
 
-const SOCK_BUF_ZERO: SockBuf = SockBuf { buf: [0; SOCK_BUF], _gap: [0; 3 * 64] };
-/// Socket i's receive buffer is 2i, its transmit buffer 2i + 1.
-static mut BUFS: [SockBuf; 2 * SOCKETS] = [SOCK_BUF_ZERO; 2 * SOCKETS];
+/// Socket i's receive buffer is 2i, its transmit buffer 2i + 1. They live in the DMA pool's
+/// mega page after the NIC's rings (`init`), not in our image: as 4 KiB pages beside
+/// everything else the hart touches per request, copies into and out of them cost page walks
+/// (the L1 TLB holds 8 sectors of 4 pages, the pool's page is one superpage entry), and each
+/// image page costs the loader a Retype and a mapping at boot.
+type Bufs = [SockBuf; 2 * SOCKETS];
+
 static mut PARKED: [Option<tcp::Socket<'static>>; SOCKETS] = [const { None }; SOCKETS];
 
 /// The one stack of the server (made in `init`).
@@ -122,7 +135,12 @@ pub fn with<R>(f: impl FnOnce(&mut Stack) -> R) -> R {
 /// (sync variant: smoltcp runs on events only) none may wait.
 pub const ACK_DELAY: Duration = Duration::from_millis(10);
 
-/// Build the interface and every socket. Called once, before the executor runs.
+/// The DMA pool has no room left for the socket buffers.
+#[derive(Debug)]
+pub struct NoRoom;
+
+/// Build the interface and every socket. Called once, before the executor runs, after the NIC
+/// took its part of the DMA pool.
 pub fn init(
     nic: &'static dyn Driver,
     ip: [u8; 4],
@@ -131,7 +149,8 @@ pub fn init(
     now: Instant,
     seed: u64,
     ack_delay: Option<Duration>,
-) {
+) -> Result<(), NoRoom> {
+    let (_, at) = crate::hal::alloc(core::mem::size_of::<Bufs>().div_ceil(4096)).ok_or(NoRoom)?;
     let mut config = Config::new(HardwareAddress::Ethernet(EthernetAddress(nic.mac())));
     config.random_seed = seed;
     let mut iface = Interface::new(config, &mut Frames::new(nic), now);
@@ -140,22 +159,25 @@ pub fn init(
     });
     let _ = iface.routes_mut().add_default_ipv4_route(Ipv4Address::from(gateway));
     // SAFETY: init runs once, before anything else can reach these statics; from here on
-    // they are reachable only through the socket set.
+    // they are reachable only through the socket set. The buffers are fresh pool pages that
+    // `hal::alloc` hands out once (page-aligned, mapped for good, any bytes a valid SockBuf).
     let (storage, bufs, parked) = unsafe {
         (
-            &mut *core::ptr::addr_of_mut!(STORAGE),
-            &mut *core::ptr::addr_of_mut!(BUFS),
+            core::ptr::addr_of_mut!(STORAGE) as *mut SocketStorage<'static>,
+            &mut *(at as *mut Bufs),
             &mut *core::ptr::addr_of_mut!(PARKED),
         )
     };
-    let set = SocketSet::new(&mut storage[..]);
     for (p, b) in parked.iter_mut().zip(bufs.chunks_exact_mut(2)) {
         let [r, t] = b else { unreachable!("chunks of two") };
         *p = Some(tcp::Socket::new(tcp::SocketBuffer::new(&mut r.buf[..]), tcp::SocketBuffer::new(&mut t.buf[..])));
     }
     let stack = Stack {
         iface,
-        set,
+        set: SocketSet::new(&mut [][..]),
+        storage,
+        set_len: 0,
+        slot_used: [false; SOCKETS],
         handles: [None; SOCKETS],
         parked,
         uses: [Use::Free; SOCKETS],
@@ -168,6 +190,7 @@ pub fn init(
         stats: StackStats::default(),
     };
     STACK.with(|s| *s = Some(stack));
+    Ok(())
 }
 
 /// A connection the client can take: the handshake is done (the peer may have closed its side
@@ -182,10 +205,35 @@ impl Stack {
         self.set.get_mut::<tcp::Socket>(self.handles[sock].expect("a socket in use is in the set"))
     }
 
-    /// A free socket goes back into smoltcp's set.
+    /// smoltcp's set over the first `len` slots of STORAGE (every socket in it lies there:
+    /// the callers grow it before an add into a full set and shrink it only past empty slots).
+    /// Handles are slot numbers, so they stay good.
+    fn resize(&mut self, len: usize) {
+        debug_assert!(len <= SOCKETS && self.slot_used[len..].iter().all(|u| !u));
+        // The old set's borrow of STORAGE ends before the new one is made.
+        self.set = SocketSet::new(&mut [][..]);
+        // SAFETY: STORAGE is reachable only through this set (`init`), and `len` slots of it
+        // exist.
+        self.set = SocketSet::new(unsafe { core::slice::from_raw_parts_mut(self.storage, len) });
+        self.set_len = len;
+    }
+
+    /// The STORAGE slot smoltcp put the socket of handle `h` in.
+    fn slot_of(&self, h: SocketHandle) -> usize {
+        let at = self.set.get::<tcp::Socket>(h) as *const tcp::Socket as usize;
+        (at - self.storage as usize) / core::mem::size_of::<SocketStorage>()
+    }
+
+    /// A free socket goes back into smoltcp's set (one slot longer if it is full).
     fn unpark(&mut self, i: usize) {
         if let Some(s) = self.parked[i].take() {
-            self.handles[i] = Some(self.set.add(s));
+            if self.slot_used[..self.set_len].iter().all(|&u| u) {
+                self.resize(self.set_len + 1);
+            }
+            let h = self.set.add(s);
+            let slot = self.slot_of(h);
+            self.slot_used[slot] = true;
+            self.handles[i] = Some(h);
         }
     }
 
@@ -205,8 +253,14 @@ impl Stack {
     /// Socket `i` leaves smoltcp's set.
     fn park(&mut self, i: usize) {
         if let Some(h) = self.handles[i].take() {
+            let slot = self.slot_of(h);
             let Socket::Tcp(s) = self.set.remove(h);
             self.parked[i] = Some(s);
+            self.slot_used[slot] = false;
+            let len = self.slot_used[..self.set_len].iter().rposition(|&u| u).map_or(0, |k| k + 1);
+            if len < self.set_len {
+                self.resize(len);
+            }
         }
     }
 

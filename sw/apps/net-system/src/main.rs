@@ -2,7 +2,7 @@
 //! NIC the device tree describes (the boot info's device untypeds say what each is: the AXI
 //! DMA + AXI Ethernet of our SoC, else a virtio-net among the virtio-mmio pages), and wires
 //! everything the manifest cannot say before it lets them run:
-//! - the net server's NIC: its register page(s), a DMA pool of physically contiguous frames
+//! - the net server's NIC: its register page(s), a DMA pool in one mega page
 //!   (base address from Page_GetAddress), its IRQs routed to the net server's U-notification
 //!   (IRQSetUIntr; directly to its hart's PLIC U context where the SoC has one, whose page is
 //!   then mapped into the net server too) and the IRQHandler caps for the Ack;
@@ -47,15 +47,17 @@ mod rt {
     const DEPTH: usize = 64;
     const CHAN_PAGES: usize = chan_bytes(CHAN_CAPACITY).div_ceil(PAGE);
     const DATA_PAGES: usize = DATA_BYTES / PAGE;
-    /// The DMA pool: the NIC's two queues and 2 x 128 packet buffers of 2 KiB (132 pages for
-    /// the AXI DMA's rings, ~134 for virtio's), with a little room: 4 KiB frames retyped in one
-    /// go from an Untyped of 2^DMA_BITS bytes, so contiguous. Sized to the need because
-    /// Retype zeroes every byte (~2.6 cycles a byte on the RTL: a 2 MiB mega page cost 5.4 M
-    /// cycles of boot, 144 frames and their ~300 mapping invocations ~3 M).
-    const DMA_PAGES: usize = 144;
-    const DMA_BITS: usize = 20;
-    const DMA_BYTES: usize = DMA_PAGES * PAGE;
-    const _: () = assert!(DMA_BYTES <= 1 << DMA_BITS);
+    /// The DMA pool: the NIC's two queues and packet buffers (~80 pages for the AXI DMA's
+    /// rings, ~134 for virtio's) and after them the net server's socket buffers (2 x 4.2 KiB a
+    /// socket: 50 pages at 24 sockets, 285 at QEMU's 136), in one 2 MiB mega page, so
+    /// physically contiguous and one TLB entry: as 4 KiB pages the receive buffers alone span
+    /// 64 pages, and each frame came in on a page the net server's hart (a 32-entry TLB in 8
+    /// sectors of 4 pages, 4 superpage entries, no L2 TLB) had long evicted: a page walk per
+    /// frame, ~4 % of its cycles under load. The price is boot time: Retype zeroes every byte
+    /// (~2.6 cycles a byte on the RTL: 5.4 M cycles for 2 MiB, against ~1.5 M for 144 frames;
+    /// their ~300 mapping invocations and the socket buffers' 50 image pages go).
+    const DMA_BITS: usize = abi::object::MEGA_PAGE_BITS;
+    const DMA_BYTES: usize = 1 << DMA_BITS;
     /// Given caps (app.toml order): the process's U-notification first, the sockets endpoint
     /// third.
     const WAKE: usize = 0;
@@ -207,19 +209,14 @@ mod rt {
         Some(if (m.record.hart as usize) < harts { m.record.hart as usize } else { bi.node_id })
     }
 
-    /// `pages` frames retyped in one go from a fresh Untyped of 2^bits bytes, so physically
-    /// contiguous: (first cap, the others follow slot by slot; physical base).
-    fn contiguous(alloc: &mut RootAlloc, bits: usize, pages: usize) -> (usize, usize) {
-        let ut = alloc.object(object::UNTYPED, bits).unwrap_or_else(|e| fail("DMA untyped", e));
-        let first = alloc.slots(pages).unwrap_or_else(|e| fail("DMA slots", e)).start;
-        untyped::retype(ut, object::PAGE_4K, 0, ic::CNODE, 0, 0, first, pages)
-            .unwrap_or_else(|e| fail("DMA frames", e));
-        let pa = vspace::page_get_address(first).unwrap_or_else(|e| fail("Page_GetAddress", e));
-        let last = vspace::page_get_address(first + pages - 1).unwrap_or_else(|e| fail("Page_GetAddress", e));
-        if last != pa + (pages - 1) * PAGE {
-            fail("DMA frames not contiguous", (pa, last));
+    /// The DMA pool's mega page: (its cap, physical base).
+    fn dma_pool(alloc: &mut RootAlloc) -> (usize, usize) {
+        let f = alloc.object(object::MEGA_PAGE, 0).unwrap_or_else(|e| fail("DMA mega page", e));
+        let pa = vspace::page_get_address(f).unwrap_or_else(|e| fail("Page_GetAddress", e));
+        if !pa.is_multiple_of(DMA_BYTES) {
+            fail("DMA mega page not aligned", pa);
         }
-        (first, pa)
+        (f, pa)
     }
 
     /// `pages` shared frames: mapped here at a fresh address, and as `va` in a process.
@@ -264,7 +261,7 @@ mod rt {
 
         // Everything shared, laid out before the processes are loaded: config, up to three
         // device pages and the timer's, DMA pool, channel, data area.
-        const NET_SHARED: usize = 1 + 4 + DMA_PAGES + CHAN_PAGES + DATA_PAGES;
+        const NET_SHARED: usize = 1 + 4 + 1 + CHAN_PAGES + DATA_PAGES;
         const TCP_SHARED: usize = 2 + CHAN_PAGES + DATA_PAGES;
         let mut net = [Shared { frame: 0, va: 0, write: false }; NET_SHARED];
         let mut tcp = [Shared { frame: 0, va: 0, write: false }; TCP_SHARED];
@@ -291,11 +288,9 @@ mod rt {
             tcp[tcp_at] = net[at - 1];
             tcp_at += 1;
         }
-        let (dma, dma_pa) = contiguous(&mut alloc, DMA_BITS, DMA_PAGES);
-        for i in 0..DMA_PAGES {
-            net[at + i] = Shared { frame: dma + i, va: DMA_VADDR + i * PAGE, write: true };
-        }
-        at += DMA_PAGES;
+        let (dma, dma_pa) = dma_pool(&mut alloc);
+        net[at] = Shared { frame: dma, va: DMA_VADDR, write: true };
+        at += 1;
         let net_used = at + CHAN_PAGES + DATA_PAGES;
         let chan_here = shared(&mut alloc, CHAN_PAGES, CHAN_VADDR, &mut net[at..]);
         tcp[tcp_at..tcp_at + CHAN_PAGES].copy_from_slice(&net[at..at + CHAN_PAGES]);

@@ -19,7 +19,10 @@ pub struct Ring<const N: usize> {
     desc_pa: u64,
     buf_va: usize,
     buf_pa: u64,
+    /// Each buffer's stride, and the bytes skipped at its start (its data begins `pad` bytes
+    /// in, so a frame's headers after the 14-byte Ethernet one land word-aligned with a pad of 2).
     buf_len: usize,
+    pad: usize,
     /// Oldest posted descriptor, and how many are posted (owned by the DMA).
     head: usize,
     count: usize,
@@ -27,7 +30,8 @@ pub struct Ring<const N: usize> {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RingError {
-    /// Descriptors not 64-byte aligned, buffers too big for a descriptor, or no descriptors.
+    /// Descriptors not 64-byte aligned, buffers too big for a descriptor (or no room after
+    /// their padding), or no descriptors.
     Layout,
 }
 
@@ -48,13 +52,31 @@ impl<const N: usize> Ring<N> {
         buf_pa: u64,
         buf_len: usize,
     ) -> Result<Self, RingError> {
-        if N == 0 || !desc_va.is_multiple_of(64) || !desc_pa.is_multiple_of(64) || buf_len == 0 || buf_len > MAX_BUF {
+        // SAFETY: the caller's promise, as ours.
+        unsafe { Self::new_padded(desc_va, desc_pa, buf_va, buf_pa, buf_len, 0) }
+    }
+
+    /// [`Ring::new`], each descriptor's buffer starting `pad` bytes into its `buf_len`: the DMA
+    /// writes and reads `buf_len - pad` bytes from there (PG021's data realignment engine takes
+    /// any byte address), and `buf_ptr`/`buf` give that part.
+    ///
+    /// # Safety
+    /// As for [`Ring::new`].
+    pub unsafe fn new_padded(
+        desc_va: usize,
+        desc_pa: u64,
+        buf_va: usize,
+        buf_pa: u64,
+        buf_len: usize,
+        pad: usize,
+    ) -> Result<Self, RingError> {
+        if N == 0 || !desc_va.is_multiple_of(64) || !desc_pa.is_multiple_of(64) || buf_len > MAX_BUF || pad >= buf_len {
             return Err(RingError::Layout);
         }
-        let r = Ring { desc_va, desc_pa, buf_va, buf_pa, buf_len, head: 0, count: 0 };
+        let r = Ring { desc_va, desc_pa, buf_va, buf_pa, buf_len, pad, head: 0, count: 0 };
         for i in 0..N {
             let next = r.desc_pa(i + 1);
-            let buf = r.buf_pa + (i * buf_len) as u64;
+            let buf = r.buf_pa + (i * buf_len + pad) as u64;
             let d = Desc {
                 next: next as u32,
                 next_msb: (next >> 32) as u32,
@@ -77,20 +99,22 @@ impl<const N: usize> Ring<N> {
         self.desc_pa + ((i % N) * core::mem::size_of::<Desc>()) as u64
     }
 
+    /// Bytes a buffer holds (after its padding).
     pub fn buf_len(&self) -> usize {
-        self.buf_len
+        self.buf_len - self.pad
     }
 
     /// Address of buffer `i` (mod N), for a caller that must not hold the ring borrowed while
     /// it uses the buffer; it is the caller's while its descriptor is not posted.
     pub fn buf_ptr(&self, i: usize) -> *mut u8 {
-        (self.buf_va + (i % N) * self.buf_len) as *mut u8
+        (self.buf_va + (i % N) * self.buf_len + self.pad) as *mut u8
     }
 
     /// Buffer `i`: ours while its descriptor is not posted.
     pub fn buf(&mut self, i: usize) -> &mut [u8] {
-        // SAFETY: buffer i % N of the memory given to `new`, borrowed through &mut self.
-        unsafe { core::slice::from_raw_parts_mut((self.buf_va + (i % N) * self.buf_len) as *mut u8, self.buf_len) }
+        // SAFETY: buffer i % N of the memory given to `new`, after its padding, borrowed
+        // through &mut self.
+        unsafe { core::slice::from_raw_parts_mut(self.buf_ptr(i), self.buf_len()) }
     }
 
     pub fn posted(&self) -> usize {
@@ -106,7 +130,7 @@ impl<const N: usize> Ring<N> {
     /// index, None if every descriptor is posted or `len` does not fit the buffer. The caller
     /// then writes the tail register with [`Ring::desc_pa`] of it.
     pub fn post(&mut self, len: usize, flags: u32) -> Option<usize> {
-        if self.count == N || len > self.buf_len || len as u32 & !CTRL_LEN_MASK != 0 {
+        if self.count == N || len > self.buf_len() || len as u32 & !CTRL_LEN_MASK != 0 {
             return None;
         }
         let i = (self.head + self.count) % N;

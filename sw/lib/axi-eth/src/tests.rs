@@ -65,6 +65,30 @@ fn misaligned_or_oversized_rings_are_refused() {
 }
 
 #[test]
+fn padded_buffers_start_past_their_pad_and_hold_the_rest() {
+    // Catches: the DMA told a buffer address without the pad (a frame's headers back on the
+    // unaligned offsets), a pointer that disagrees with the address the DMA writes, a post or a
+    // slice that runs past the stride into the next buffer, a pad that leaves no room.
+    const PAD: usize = 2;
+    let mut mem = mem();
+    let (va, b) = (mem.descs.as_mut_ptr() as usize, mem.bufs.as_mut_ptr() as usize);
+    // SAFETY: as `ring`.
+    let mut r = unsafe { Ring::<N>::new_padded(va, DESC_PA, b, BUF_PA, BUF, PAD) }.unwrap();
+    assert_eq!(r.buf_len(), BUF - PAD);
+    for i in 0..N {
+        let dsc = mem.descs[i];
+        assert_eq!((dsc.buf_msb as u64) << 32 | dsc.buf as u64, BUF_PA + (i * BUF + PAD) as u64, "buffer of {i}");
+        assert_eq!(r.buf_ptr(i) as usize, b + i * BUF + PAD, "pointer of {i}");
+        let s = r.buf(i);
+        assert_eq!((s.as_ptr() as usize, s.len()), (b + i * BUF + PAD, BUF - PAD));
+    }
+    assert!(r.post(BUF - PAD + 1, 0).is_none(), "a length past the padded buffer");
+    assert_eq!(r.post(BUF - PAD, 0), Some(0));
+    // SAFETY: refused before any write.
+    assert!(unsafe { Ring::<N>::new_padded(va, DESC_PA, b, BUF_PA, BUF, BUF) }.is_err());
+}
+
+#[test]
 fn receive_ring_posts_all_reaps_in_order_and_reposts_at_the_tail() {
     // Catches: reaping out of order, re-posting somewhere other than the slot just freed
     // (TAILDESC would point at a descriptor the DMA already owns), stale complete bits.
