@@ -8,17 +8,19 @@ use platform::image::MAX_HARTS;
 /// `repr(C)`: the first line holds what an idle or spinning hart watches (`mailbox`, `handoff`,
 /// `spin_on`) and everything a waker or signaller reads or writes there (`current`, `in_user`,
 /// the `handoff_*` words, `active_asid`, `spin_badge`), so a hand-over or a delivery moves one
-/// line between the two harts instead of two. The waker stores them back to back, right before its
-/// compare-and-swap: spread out, each store missed again once the watcher's next load had
-/// taken the line back (~50 cycles each on the 4-core RTL). The rest, which only this hart
-/// writes, is on the lines after it.
+/// line between the two harts instead of two. The waker claims the slot, stores them back to
+/// back and then the thread, while the watcher leaves the line alone (`sched::hand_off`,
+/// `take_handoff`): each look of a watcher took the line back, and the waker's next store
+/// waited ~90 cycles for it on the 4-core RTL. The rest, which only this hart writes, is on the
+/// lines after it.
 #[repr(C, align(64))]
 pub struct PerCpu {
     /// Requests posted by other harts (bits of `arch::ipi::Msg`).
     pub mailbox: AtomicUsize,
     /// `sched::HANDOFF_NONE`, `HANDOFF_OPEN` (idle and watching: a waker may hand it a thread),
-    /// or the `Tcb` handed over; with the satp to run it with and the user-interrupt work left
-    /// for this hart (`uintr::Handoff`).
+    /// `HANDOFF_CLAIMED` (a waker is writing the hand-over), or the `Tcb` handed over; with
+    /// the satp to run it with and the user-interrupt work left for this hart
+    /// (`uintr::Handoff`).
     pub handoff: AtomicUsize,
     /// 0, or the notification a Wait of this hart's current thread spins for without the lock
     /// (`fastpath::spin_for_signal`), or `SPIN_DELIVERED` by a signaller that completed the
