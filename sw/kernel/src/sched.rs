@@ -575,10 +575,10 @@ fn leave(cpu: &percpu::PerCpu, t: &mut Tcb, alone: bool, sstatus_ok: bool, same_
         crate::mm::tlb::switch_space(cpu, satp, asid);
         crate::mm::icache::sync_before_user();
     }
-    crate::uintr::switch_to(t);
+    let polled = crate::uintr::switch_to(t);
     // No tick while this thread is all the hart has to run (asleep waiters that only a kernel
     // entry would notice keep it on).
-    let retick = arch::timer::decide_tickless(cpu.hart, alone && !crate::uintr::parked_unwatched());
+    let retick = arch::timer::decide_tickless(cpu.hart, alone && !polled);
     if !same_space {
         if retick {
             arch::timer::apply_tick();

@@ -130,6 +130,12 @@ pub(super) fn set_active(h: usize, on: bool) {
     }
     parked(h).active = on;
     for_parked(h, |s| uintc::set_active(s, on));
+    super::switch::requiet(h);
+}
+
+/// Whether the slots parked on hart `h` are Active now.
+pub(super) fn active(h: usize) -> bool {
+    parked(h).active
 }
 
 /// Wake every waiter parked on this hart whose slot has bits: on the USIP interrupt the kernel

@@ -51,9 +51,15 @@ const CSRS_RESET: Csrs = Csrs {
 struct HartCsrs {
     owner: *mut Tcb,
     csrs: Csrs,
+    /// `quiet`: the CSRs hold zero but for `suist`, nothing is delegated or routed (so a
+    /// thread still loaded here is plain), and the slots parked here are Active. A switch
+    /// to a plain thread whose U-CSRs read 0 then only moves the owner and compares `suist`
+    /// (`switch_to`), and a trap that finds the U-CSRs still 0 stores nothing
+    /// (`save_on_trap`). Hart-only, like `csrs`.
+    quiet: bool,
 }
 static CSRS: KCell<[HartCsrs; MAX_HARTS]> =
-    KCell::new([const { HartCsrs { owner: null_mut(), csrs: CSRS_RESET } }; MAX_HARTS]);
+    KCell::new([const { HartCsrs { owner: null_mut(), csrs: CSRS_RESET, quiet: false } }; MAX_HARTS]);
 
 fn owner_of(h: usize) -> &'static mut *mut Tcb {
     // SAFETY: under the kernel lock; a field of its own, apart from `csrs_of`'s.
@@ -65,11 +71,33 @@ fn csrs_of(h: usize) -> &'static mut Csrs {
     unsafe { &mut (*CSRS.as_ptr())[h].csrs }
 }
 
+fn quiet_of(h: usize) -> &'static mut bool {
+    // SAFETY: as `csrs_of`.
+    unsafe { &mut (*CSRS.as_ptr())[h].quiet }
+}
+
+/// Recompute hart `h`'s `quiet` after its CSRs' copy or its parked slots' activity changed
+/// (hardware only: emulation never takes the quiet path).
+pub(super) fn requiet(h: usize) {
+    let c = csrs_of(h);
+    *quiet_of(h) =
+        super::hardware() && c.user_zero && c.sideleg == 0 && c.suirs == 0 && c.sie == USIP && park::active(h);
+}
+
+/// A plain thread (`plain`) whose U-CSRs read 0 at its last trap: on a quiet hart, switching
+/// to it writes `suist` at most.
+#[inline(always)]
+fn plain_zero(u: &super::ThreadState) -> bool {
+    plain(u) && u.user_zero
+}
+
 /// This hart's CSRs to their reset values (boot, hardware only).
 pub fn reset_hart() {
-    let c = csrs_of(this_hart());
+    let h = this_hart();
+    let c = csrs_of(h);
     *c = CSRS_RESET;
     write_all(c);
+    requiet(h);
 }
 
 fn write_all(c: &Csrs) {
@@ -110,11 +138,16 @@ pub fn save_on_trap(t: *mut Tcb) {
             options(nomem, nostack),
         )
     };
+    let zero = (ustatus | uie | utvec | uscratch | uepc | ucause | utval) == 0;
+    let h = percpu::hart();
+    if zero && u.user_zero && *quiet_of(h) {
+        // Zero in the TCB (`user_zero`) and in the hart's copy (`quiet`) already.
+        return;
+    }
     (u.ustatus, u.uie, u.utvec, u.uscratch, u.uepc, u.ucause, u.utval) =
         (ustatus, uie, utvec, uscratch, uepc, ucause, utval);
-    let zero = (ustatus | uie | utvec | uscratch | uepc | ucause | utval) == 0;
     u.user_zero = zero;
-    let c = csrs_of(percpu::hart());
+    let c = csrs_of(h);
     if zero && c.user_zero && c.sideleg == 0 {
         // The hart's copy says all of this already (nothing delegated: `sie` holds no uie).
         return;
@@ -122,6 +155,7 @@ pub fn save_on_trap(t: *mut Tcb) {
     (c.ustatus, c.utvec, c.uscratch, c.uepc, c.ucause, c.utval) = (ustatus, utvec, uscratch, uepc, ucause, utval);
     c.sie = (c.sie & !c.sideleg) | uie;
     c.user_zero = zero;
+    requiet(h);
 }
 
 /// Whether `u` holds nothing routed to a hart: no receiver slot, nothing delegated, no device
@@ -132,42 +166,35 @@ fn plain(u: &super::ThreadState) -> bool {
     u.slot == 0 && u.sideleg == 0 && u.ueip == 0
 }
 
-/// On the way to user mode with `t` on this hart. The common switch (IPC between plain
-/// threads on the hardware) inline in the exits, everything else in `switch_any`.
+/// On the way to user mode with `t` on this hart. True: waiters parked here are noticed only
+/// by polling on kernel entries (`park::parked_unwatched`), so the hart keeps its tick. The
+/// common switch (IPC between plain threads on a quiet hart) inline in the exits, everything
+/// else in `switch_any`.
 #[inline(always)]
-pub fn switch_to(t: &mut Tcb) {
+pub fn switch_to(t: &mut Tcb) -> bool {
     let h = this_hart();
-    if !super::hardware() || !plain(&t.uintr) {
-        return switch_any(t);
+    if !(*quiet_of(h) && plain_zero(&t.uintr)) {
+        switch_any(t);
+        return park::parked_unwatched();
     }
+    // Quiet: the CSRs hold zero but for `suist`, and a thread still loaded here is plain
+    // (nothing to release). `t` may be that thread, going on after its system call.
     let owner = owner_of(h);
-    // SAFETY: an owner is live (tcb_destroyed clears it).
-    let Some(prev) = unsafe { owner.as_mut() }.filter(|p| p.uintr.loaded_on as usize == h + 1) else {
-        return switch_any(t);
-    };
-    if core::ptr::eq(prev, t) {
-        // Still loaded here (a thread that goes on after its system call): what `switch_any`
-        // does for it, inline on the exit of every Signal and every Wait that returns at once.
-        park::set_active(h, true);
-        return;
+    if !core::ptr::eq(*owner, t) {
+        // SAFETY: an owner is live (tcb_destroyed clears it).
+        if let Some(p) = unsafe { owner.as_mut() }.filter(|p| p.uintr.loaded_on as usize == h + 1) {
+            p.uintr.loaded_on = 0;
+        }
+        *owner = t;
     }
-    if !plain(&prev.uintr) {
-        return switch_any(t);
-    }
+    t.uintr.loaded_on = h as u8 + 1;
     let c = csrs_of(h);
-    if !(t.uintr.user_zero && c.user_zero && c.sideleg == 0 && c.suirs == 0 && c.sie == USIP) {
-        return switch_any(t);
-    }
-    // Both plain and all zero but for the sender table (as in `switch_any`'s plain case).
-    prev.uintr.loaded_on = 0;
     let suist = suist_of(&t.uintr);
     if c.suist != suist {
         csrw_n!(csr::SUIST, suist);
         c.suist = suist;
     }
-    t.uintr.loaded_on = h as u8 + 1;
-    *owner = t;
-    park::set_active(h, true);
+    false
 }
 
 /// `switch_to` for any thread and previous owner.
@@ -385,6 +412,7 @@ fn apply(c: &mut Csrs, want: Csrs) {
     put!(csr::SUIST, suist);
     put!(csr::SUIRS, suirs);
     *c = want;
+    requiet(this_hart());
 }
 
 /// Thread `t` is being destroyed: no hart may keep it as the owner of its CSRs.
