@@ -93,6 +93,9 @@ fn elsewhere(t: &Tcb) -> bool {
 }
 
 /// `may_spin`: a Wait that would block and idle the hart may ask to spin first (`Fast::Spin`).
+/// Inline in `user_trap`: a call of its own saved eight registers on every system call for
+/// nothing (neither returns when it switches).
+#[inline(always)]
 pub fn try_fastpath(me: &mut Tcb, may_spin: bool) -> Fast {
     let number = me.ctx.regs[A7] as isize;
     if number == nr::SEND || number == nr::NB_SEND || number == nr::RECV {
@@ -183,6 +186,12 @@ pub fn try_fastpath(me: &mut Tcb, may_spin: bool) -> Fast {
         copy_message(me, caller, info, 0);
         run_partner(me, caller, here, stat::FASTPATH_REPLY_RECV)
     }
+}
+
+/// The second try of a Wait that spun in vain (`user_trap`), out of line.
+#[inline(never)]
+pub fn try_fastpath_again(me: &mut Tcb) -> Fast {
+    try_fastpath(me, false)
 }
 
 /// Signal (Send, NBSend) and Wait (Recv) on a notification cap: what the slow path does with

@@ -578,7 +578,7 @@ fn leave(cpu: &percpu::PerCpu, t: &mut Tcb, alone: bool, sstatus_ok: bool, same_
     let polled = crate::uintr::switch_to(t);
     // No tick while this thread is all the hart has to run (asleep waiters that only a kernel
     // entry would notice keep it on).
-    let retick = arch::timer::decide_tickless(cpu.hart, alone && !polled);
+    let retick = arch::timer::decide_tickless(cpu.index(), alone && !polled);
     if !same_space {
         if retick {
             arch::timer::apply_tick();

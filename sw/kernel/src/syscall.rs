@@ -16,14 +16,17 @@ const EXC_ECALL_U: usize = 8;
 
 pub extern "C" fn user_trap(ctx: &mut UserContext) -> ! {
     let cpu = percpu::this();
-    crate::uintr::save_on_trap(ctx as *mut UserContext as *mut Tcb);
+    let quiet = crate::uintr::save_on_trap(ctx as *mut UserContext as *mut Tcb);
     cpu.in_user.store(false, Ordering::Release);
     let scause = csrr!("scause");
     let stval = csrr!("stval");
     lock::acquire();
     stats::count(stat::KERNEL_ENTRIES);
     let me_ptr = ctx as *mut UserContext as *mut Tcb;
-    crate::uintr::on_kernel_entry();
+    if !quiet {
+        // A quiet hart's parked slots are Active: their signals interrupt the kernel.
+        crate::uintr::on_kernel_entry();
+    }
     // The preemption budget is reset on every way through here but the fastpath's straight
     // exit, which charges nothing.
     if scause & INTERRUPT != 0 {
@@ -53,7 +56,7 @@ pub extern "C" fn user_trap(ctx: &mut UserContext) -> ! {
                     sched::exit_to_user()
                 }
                 me.ctx.sepc += 4;
-                fast = crate::fastpath::try_fastpath(me, false);
+                fast = crate::fastpath::try_fastpath_again(me);
             }
             if let crate::fastpath::Fast::Switched = fast {
                 // The partner is current and nothing here outranks it (the fastpath checked):

@@ -79,11 +79,18 @@ pub fn start() {
 /// depends on a kernel entry to be woken, so the tick would only interrupt it; otherwise the
 /// tick runs. The idle loop leaves the state alone. Records the state and returns whether it
 /// changed, in which case `h` must `apply_tick` before it enters user mode (it may do that
-/// after letting the lock go: the timer is its own; without Sstc that is an SBI call).
+/// after letting the lock go: the timer is its own; without Sstc that is an SBI call). The
+/// unchanged case inline: it is every IPC's.
+#[inline(always)]
 pub fn decide_tickless(h: usize, alone: bool) -> bool {
     if TIMERS[h].tickless.load(Ordering::Relaxed) == alone {
         return false;
     }
+    change_tick(h, alone)
+}
+
+#[inline(never)]
+fn change_tick(h: usize, alone: bool) -> bool {
     TIMERS[h].tickless.store(alone, Ordering::Relaxed);
     let next = if alone { u64::MAX } else { super::cpu::time() + TICK_INTERVAL.load(Ordering::Relaxed) };
     TIMERS[h].next_tick.store(next, Ordering::Relaxed);

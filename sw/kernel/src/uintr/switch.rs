@@ -115,11 +115,13 @@ fn write_all(c: &Csrs) {
 }
 
 /// First thing on a trap from user mode, before the hart says it left user mode (so a hart
-/// that stalls this thread finds its state in the TCB): copy the U-CSRs out.
+/// that stalls this thread finds its state in the TCB): copy the U-CSRs out. True: the hart
+/// is quiet (`HartCsrs::quiet`; only this hart changes that, and not before the trap's
+/// kernel work).
 #[inline(always)]
-pub fn save_on_trap(t: *mut Tcb) {
+pub fn save_on_trap(t: *mut Tcb) -> bool {
     if !super::hardware() {
-        return;
+        return false;
     }
     // SAFETY: the thread that trapped here is live and runs on no other hart.
     let u = unsafe { &mut (*t).uintr };
@@ -140,9 +142,10 @@ pub fn save_on_trap(t: *mut Tcb) {
     };
     let zero = (ustatus | uie | utvec | uscratch | uepc | ucause | utval) == 0;
     let h = percpu::hart();
-    if zero && u.user_zero && *quiet_of(h) {
+    let quiet = *quiet_of(h);
+    if zero && u.user_zero && quiet {
         // Zero in the TCB (`user_zero`) and in the hart's copy (`quiet`) already.
-        return;
+        return true;
     }
     (u.ustatus, u.uie, u.utvec, u.uscratch, u.uepc, u.ucause, u.utval) =
         (ustatus, uie, utvec, uscratch, uepc, ucause, utval);
@@ -150,12 +153,13 @@ pub fn save_on_trap(t: *mut Tcb) {
     let c = csrs_of(h);
     if zero && c.user_zero && c.sideleg == 0 {
         // The hart's copy says all of this already (nothing delegated: `sie` holds no uie).
-        return;
+        return quiet;
     }
     (c.ustatus, c.utvec, c.uscratch, c.uepc, c.ucause, c.utval) = (ustatus, utvec, uscratch, uepc, ucause, utval);
     c.sie = (c.sie & !c.sideleg) | uie;
     c.user_zero = zero;
     requiet(h);
+    *quiet_of(h)
 }
 
 /// Whether `u` holds nothing routed to a hart: no receiver slot, nothing delegated, no device
