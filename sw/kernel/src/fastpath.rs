@@ -109,11 +109,16 @@ pub fn try_fastpath(me: &mut Tcb, may_spin: bool) -> Fast {
         return Fast::No;
     }
     let cptr = me.ctx.regs[A0];
-    let Some((obj, badge, rights)) = endpoint_in_one_level(me, cptr).or_else(|| match tcb::lookup_cap_of(me, cptr) {
-        Some((Cap::Endpoint { obj, badge, rights }, _)) => Some((obj, badge, rights)),
-        _ => None,
-    }) else {
-        return Fast::No;
+    let looked;
+    let (obj, badge, rights) = match endpoint_in_one_level(me, cptr) {
+        Some(found) => found,
+        None => {
+            looked = tcb::lookup_cap_of(me, cptr);
+            match &looked {
+                Some((Cap::Endpoint { obj, badge, rights }, _)) => (*obj, *badge, rights),
+                _ => return Fast::No,
+            }
+        }
     };
     let ep = at::<Endpoint>(obj);
     // Lines read here and written below, last written by the partner if it runs on another
@@ -233,8 +238,10 @@ fn notification(me: &mut Tcb, number: isize, may_spin: bool) -> Fast {
 /// CNode's guard and radix take the top bits; an Endpoint in the slot ends the walk whether
 /// bits are left or not): seL4's fastpath lookup, without the generic walk's loop, its error
 /// values and its copies of whole caps. None: anything else, which `lookup_cap_of` decides.
+/// The rights by reference: a copy assembled the four flags byte by byte, and the fastpath
+/// reads two or three of them.
 #[inline(always)]
-fn endpoint_in_one_level(me: &Tcb, cptr: usize) -> Option<(u64, u64, Rights)> {
+fn endpoint_in_one_level(me: &Tcb, cptr: usize) -> Option<(u64, u64, &'static Rights)> {
     let Cap::CNode { base, radix, guard, guard_bits } = &me.slots[tcb::CTABLE].cap else { return None };
     let (radix, guard_bits) = (*radix as u32, *guard_bits as u32);
     let level = radix + guard_bits;
@@ -247,7 +254,7 @@ fn endpoint_in_one_level(me: &Tcb, cptr: usize) -> Option<(u64, u64, Rights)> {
     }
     let index = if radix == 0 { 0 } else { (cptr >> (64 - level)) & (u64::MAX >> (64 - radix)) };
     match &at::<Slot>(KSlots.cnode_slot(*base, index)).cap {
-        Cap::Endpoint { obj, badge, rights } => Some((*obj, *badge, *rights)),
+        Cap::Endpoint { obj, badge, rights } => Some((*obj, *badge, rights)),
         _ => None,
     }
 }

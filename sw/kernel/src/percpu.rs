@@ -68,6 +68,11 @@ pub struct PerCpu {
     /// This hart holds the kernel lock (`lock::held`): off the lines other harts write, so
     /// taking the lock after another hart costs no miss on a shared "holder" word.
     pub holds_lock: AtomicBool,
+    /// This hart's user-interrupt CSRs are quiet (`uintr::switch`, which alone writes it):
+    /// a plain thread's trap and switch need not look further.
+    pub uintr_quiet: AtomicBool,
+    /// The instruction-fetch epoch this hart last synchronised with (`mm::icache`; 0: none).
+    pub fetch_epoch: AtomicU64,
     /// This hart's event counters (`stats`), on lines of their own: counting is a load and a
     /// store relative to `tp`, no index arithmetic or bounds check on the hot path.
     pub stats: crate::stats::Row,
@@ -104,6 +109,8 @@ const INIT: PerCpu = PerCpu {
     current: AtomicPtr::new(core::ptr::null_mut()),
     sched_row: 0,
     holds_lock: AtomicBool::new(false),
+    uintr_quiet: AtomicBool::new(false),
+    fetch_epoch: AtomicU64::new(0),
     stats: crate::stats::ROW,
 };
 

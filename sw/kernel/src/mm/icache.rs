@@ -10,7 +10,6 @@
 //! Not covered: a thread already running on another hart that jumps into freshly mapped code
 //! without entering the kernel (user code that generates code must then synchronise itself).
 use core::sync::atomic::{AtomicU64, Ordering};
-use platform::image::MAX_HARTS;
 
 /// A line of its own: every return to user mode reads it; in a line other harts write (the
 /// linker had put it beside the per-entry preemption budget) the read missed (~140 cycles).
@@ -19,10 +18,6 @@ struct Line<T>(T);
 
 /// Executable mappings made so far (starts at 1, so every hart fences before its first entry).
 static EPOCH: Line<AtomicU64> = Line(AtomicU64::new(1));
-#[allow(clippy::declare_interior_mutable_const)]
-const ZERO: Line<AtomicU64> = Line(AtomicU64::new(0));
-/// The epoch each hart last synchronised its instruction fetch with.
-static SEEN: [Line<AtomicU64>; MAX_HARTS] = [ZERO; MAX_HARTS];
 
 /// A user page was just mapped executable.
 pub fn code_mapped() {
@@ -33,11 +28,13 @@ pub fn code_mapped() {
 /// the latest executable mapping.
 #[inline(always)]
 pub fn sync_before_user() {
-    let hart = crate::percpu::hart();
+    // The epoch this hart last synchronised with is in its `PerCpu` (`fetch_epoch`): one load
+    // relative to `tp`, not an index into a table of its own.
+    let seen = &crate::percpu::this().fetch_epoch;
     let now = EPOCH.0.load(Ordering::Acquire);
-    if SEEN[hart].0.load(Ordering::Relaxed) != now {
+    if seen.load(Ordering::Relaxed) != now {
         // SAFETY: fence.i only orders this hart's instruction fetch after earlier memory writes.
         unsafe { core::arch::asm!(".option push", ".option arch, +zifencei", "fence.i", ".option pop") };
-        SEEN[hart].0.store(now, Ordering::Relaxed);
+        seen.store(now, Ordering::Relaxed);
     }
 }

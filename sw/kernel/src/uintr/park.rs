@@ -130,7 +130,8 @@ pub(super) fn set_active(h: usize, on: bool) {
     }
     parked(h).active = on;
     for_parked(h, |s| uintc::set_active(s, on));
-    super::switch::requiet(h);
+    debug_assert_eq!(h, this_hart());
+    super::switch::requiet();
 }
 
 /// Whether the slots parked on hart `h` are Active now.

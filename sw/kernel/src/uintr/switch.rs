@@ -7,6 +7,7 @@ use crate::kcell::KCell;
 use crate::object::tcb::Tcb;
 use crate::percpu;
 use core::ptr::null_mut;
+use core::sync::atomic::Ordering;
 use platform::{csr, image::MAX_HARTS};
 
 /// What a hart's user-interrupt CSRs hold (hardware), so that a switch writes only what
@@ -51,15 +52,9 @@ const CSRS_RESET: Csrs = Csrs {
 struct HartCsrs {
     owner: *mut Tcb,
     csrs: Csrs,
-    /// `quiet`: the CSRs hold zero but for `suist`, nothing is delegated or routed (so a
-    /// thread still loaded here is plain), and the slots parked here are Active. A switch
-    /// to a plain thread whose U-CSRs read 0 then only moves the owner and compares `suist`
-    /// (`switch_to`), and a trap that finds the U-CSRs still 0 stores nothing
-    /// (`save_on_trap`). Hart-only, like `csrs`.
-    quiet: bool,
 }
 static CSRS: KCell<[HartCsrs; MAX_HARTS]> =
-    KCell::new([const { HartCsrs { owner: null_mut(), csrs: CSRS_RESET, quiet: false } }; MAX_HARTS]);
+    KCell::new([const { HartCsrs { owner: null_mut(), csrs: CSRS_RESET } }; MAX_HARTS]);
 
 fn owner_of(h: usize) -> &'static mut *mut Tcb {
     // SAFETY: under the kernel lock; a field of its own, apart from `csrs_of`'s.
@@ -71,17 +66,23 @@ fn csrs_of(h: usize) -> &'static mut Csrs {
     unsafe { &mut (*CSRS.as_ptr())[h].csrs }
 }
 
-fn quiet_of(h: usize) -> &'static mut bool {
-    // SAFETY: as `csrs_of`.
-    unsafe { &mut (*CSRS.as_ptr())[h].quiet }
+/// Whether this hart is quiet (`PerCpu::uintr_quiet`): the CSRs hold zero but for `suist`,
+/// nothing is delegated or routed (so a thread still loaded here is plain), and the slots
+/// parked here are Active. A switch to a plain thread whose U-CSRs read 0 then only moves the
+/// owner and compares `suist` (`switch_to`), and a trap that finds the U-CSRs still 0 stores
+/// nothing (`save_on_trap`).
+#[inline(always)]
+fn quiet() -> bool {
+    percpu::this().uintr_quiet.load(Ordering::Relaxed)
 }
 
-/// Recompute hart `h`'s `quiet` after its CSRs' copy or its parked slots' activity changed
+/// Recompute this hart's `quiet` after its CSRs' copy or its parked slots' activity changed
 /// (hardware only: emulation never takes the quiet path).
-pub(super) fn requiet(h: usize) {
+pub(super) fn requiet() {
+    let h = this_hart();
     let c = csrs_of(h);
-    *quiet_of(h) =
-        super::hardware() && c.user_zero && c.sideleg == 0 && c.suirs == 0 && c.sie == USIP && park::active(h);
+    let quiet = super::hardware() && c.user_zero && c.sideleg == 0 && c.suirs == 0 && c.sie == USIP && park::active(h);
+    percpu::this().uintr_quiet.store(quiet, Ordering::Relaxed);
 }
 
 /// A plain thread (`plain`) whose U-CSRs read 0 at its last trap: on a quiet hart, switching
@@ -97,7 +98,7 @@ pub fn reset_hart() {
     let c = csrs_of(h);
     *c = CSRS_RESET;
     write_all(c);
-    requiet(h);
+    requiet();
 }
 
 fn write_all(c: &Csrs) {
@@ -142,8 +143,8 @@ pub fn save_on_trap(t: *mut Tcb) -> bool {
     };
     let zero = (ustatus | uie | utvec | uscratch | uepc | ucause | utval) == 0;
     let h = percpu::hart();
-    let quiet = *quiet_of(h);
-    if zero && u.user_zero && quiet {
+    let was_quiet = quiet();
+    if zero && u.user_zero && was_quiet {
         // Zero in the TCB (`user_zero`) and in the hart's copy (`quiet`) already.
         return true;
     }
@@ -153,13 +154,13 @@ pub fn save_on_trap(t: *mut Tcb) -> bool {
     let c = csrs_of(h);
     if zero && c.user_zero && c.sideleg == 0 {
         // The hart's copy says all of this already (nothing delegated: `sie` holds no uie).
-        return quiet;
+        return was_quiet;
     }
     (c.ustatus, c.utvec, c.uscratch, c.uepc, c.ucause, c.utval) = (ustatus, utvec, uscratch, uepc, ucause, utval);
     c.sie = (c.sie & !c.sideleg) | uie;
     c.user_zero = zero;
-    requiet(h);
-    *quiet_of(h)
+    requiet();
+    quiet()
 }
 
 /// Whether `u` holds nothing routed to a hart: no receiver slot, nothing delegated, no device
@@ -177,7 +178,7 @@ fn plain(u: &super::ThreadState) -> bool {
 #[inline(always)]
 pub fn switch_to(t: &mut Tcb) -> bool {
     let h = this_hart();
-    if !(*quiet_of(h) && plain_zero(&t.uintr)) {
+    if !(quiet() && plain_zero(&t.uintr)) {
         switch_any(t);
         return park::parked_unwatched();
     }
@@ -416,7 +417,7 @@ fn apply(c: &mut Csrs, want: Csrs) {
     put!(csr::SUIST, suist);
     put!(csr::SUIRS, suirs);
     *c = want;
-    requiet(this_hart());
+    requiet();
 }
 
 /// Thread `t` is being destroyed: no hart may keep it as the owner of its CSRs.
