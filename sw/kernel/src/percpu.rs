@@ -73,6 +73,9 @@ pub struct PerCpu {
     pub uintr_quiet: AtomicBool,
     /// The instruction-fetch epoch this hart last synchronised with (`mm::icache`; 0: none).
     pub fetch_epoch: AtomicU64,
+    /// The top of this hart's kernel stack, which every exit to user mode leaves in the
+    /// thread's context for the trap vector (set by `install`).
+    pub kstack_top: usize,
     /// This hart's event counters (`stats`), on lines of their own: counting is a load and a
     /// store relative to `tp`, no index arithmetic or bounds check on the hot path.
     pub stats: crate::stats::Row,
@@ -111,6 +114,7 @@ const INIT: PerCpu = PerCpu {
     holds_lock: AtomicBool::new(false),
     uintr_quiet: AtomicBool::new(false),
     fetch_epoch: AtomicU64::new(0),
+    kstack_top: 0,
     stats: crate::stats::ROW,
 };
 
@@ -124,6 +128,7 @@ pub fn install(hart: usize) {
         let cpu = &raw mut (*CPUS.as_ptr())[hart];
         (*cpu).hart = hart;
         (*cpu).sched_row = crate::sched::row_addr(hart);
+        (*cpu).kstack_top = crate::arch::entry::stack_of(hart).1;
         core::arch::asm!("mv tp, {0}", in(reg) cpu);
     }
 }

@@ -4,6 +4,8 @@
 //!
 //! The IPC calls here take and return MR0..3 explicitly ([`SysRet`]); [`crate::ipc`] has the
 //! versions that stage them in the thread's IPC buffer (libsel4's `seL4_Call(dest, info)` style).
+//! They are `#[inline]`: out of line, each was a call across crates, and the caller decoded a
+//! message info and moved registers it never read.
 pub use abi::syscall as nr;
 use abi::MessageInfo;
 
@@ -51,36 +53,43 @@ pub fn sys(number: isize, cptr: usize, info: MessageInfo, mrs: [usize; 4]) -> Sy
 }
 
 /// seL4_Send: blocking send on an endpoint (or Signal on a notification).
+#[inline]
 pub fn send(dest: usize, info: MessageInfo, mrs: [usize; 4]) {
     sys(nr::SEND, dest, info, mrs);
 }
 
 /// seL4_NBSend: send only if a receiver is waiting (dropped otherwise).
+#[inline]
 pub fn nb_send(dest: usize, info: MessageInfo, mrs: [usize; 4]) {
     sys(nr::NB_SEND, dest, info, mrs);
 }
 
 /// seL4_Call: send and wait for the reply (also how every kernel invocation is made).
+#[inline]
 pub fn call(dest: usize, info: MessageInfo, mrs: [usize; 4]) -> SysRet {
     sys(nr::CALL, dest, info, mrs)
 }
 
 /// seL4_Reply: answer the thread whose Call this thread last received.
+#[inline]
 pub fn reply(info: MessageInfo, mrs: [usize; 4]) {
     sys(nr::REPLY, 0, info, mrs);
 }
 
 /// seL4_Recv: wait on an endpoint or notification; returns the badge in `.0`.
+#[inline]
 pub fn recv(src: usize) -> SysRet {
     sys(nr::RECV, src, MessageInfo::default(), [0; 4])
 }
 
 /// seL4_NBRecv: poll; with nothing to receive the badge and info are 0.
+#[inline]
 pub fn nb_recv(src: usize) -> SysRet {
     sys(nr::NB_RECV, src, MessageInfo::default(), [0; 4])
 }
 
 /// seL4_ReplyRecv: reply to the last caller, then wait on `src`.
+#[inline]
 pub fn reply_recv(src: usize, info: MessageInfo, mrs: [usize; 4]) -> SysRet {
     sys(nr::REPLY_RECV, src, info, mrs)
 }
@@ -90,16 +99,19 @@ pub fn yield_now() {
 }
 
 /// seL4_Signal: a Send of an empty message on a notification cap.
+#[inline]
 pub fn signal(ntfn: usize) {
     send(ntfn, MessageInfo::default(), [0; 4]);
 }
 
 /// seL4_Wait: block until the notification is signalled; returns the accumulated badge.
+#[inline]
 pub fn wait(ntfn: usize) -> usize {
     recv(ntfn).0
 }
 
 /// seL4_Poll: the accumulated badge, or 0 if the notification was not signalled.
+#[inline]
 pub fn poll(ntfn: usize) -> usize {
     nb_recv(ntfn).0
 }

@@ -102,7 +102,7 @@ pub fn enter_user_on(cpu: &crate::percpu::PerCpu, ctx: &mut UserContext, sstatus
     extern "C" {
         fn return_to_user(ctx: *mut UserContext) -> !;
     }
-    ctx.regs[0] = crate::arch::entry::stack_of(cpu.hart).1;
+    ctx.regs[0] = cpu.kstack_top;
     ctx.percpu = cpu as *const _ as usize;
     const SPP: usize = 1 << 8;
     const SPIE: usize = 1 << 5;
