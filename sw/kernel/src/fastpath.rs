@@ -194,6 +194,7 @@ pub fn try_fastpath(me: &mut Tcb, may_spin: bool) -> Fast {
 }
 
 /// The second try of a Wait that spun in vain (`user_trap`), out of line.
+#[cold]
 #[inline(never)]
 pub fn try_fastpath_again(me: &mut Tcb) -> Fast {
     try_fastpath(me, false)

@@ -19,7 +19,6 @@ pub extern "C" fn user_trap(ctx: &mut UserContext) -> ! {
     let quiet = crate::uintr::save_on_trap(ctx as *mut UserContext as *mut Tcb);
     cpu.in_user.store(false, Ordering::Release);
     let scause = csrr!("scause");
-    let stval = csrr!("stval");
     lock::acquire();
     stats::count(stat::KERNEL_ENTRIES);
     let me_ptr = ctx as *mut UserContext as *mut Tcb;
@@ -71,7 +70,7 @@ pub extern "C" fn user_trap(ctx: &mut UserContext) -> ! {
             }
         } else {
             crate::preempt::reset();
-            fault::exception(me, scause, stval);
+            fault::exception(me, scause, csrr!("stval"));
         }
     } else {
         crate::preempt::reset();
@@ -82,7 +81,9 @@ pub extern "C" fn user_trap(ctx: &mut UserContext) -> ! {
 }
 
 /// `looked`: the cap in a0 and its slot, when the fastpath looked it up already (this entry's
-/// cspace, nothing changed since).
+/// cspace, nothing changed since). Cold for `user_trap`'s layout: the fastpath is its straight
+/// line.
+#[cold]
 fn handle_syscall(me: &mut Tcb, looked: Option<(Cap, SlotRef)>) {
     let number = me.ctx.regs[A7] as isize;
     match number {

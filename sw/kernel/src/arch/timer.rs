@@ -89,6 +89,7 @@ pub fn decide_tickless(h: usize, alone: bool) -> bool {
     change_tick(h, alone)
 }
 
+#[cold]
 #[inline(never)]
 fn change_tick(h: usize, alone: bool) -> bool {
     TIMERS[h].tickless.store(alone, Ordering::Relaxed);

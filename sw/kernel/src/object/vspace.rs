@@ -75,6 +75,7 @@ pub fn stale_satp(t: &Tcb) -> Option<((usize, usize), (usize, usize))> {
         .then_some(((satp, asid), now))
 }
 
+#[cold]
 #[inline(never)]
 fn compute_satp(t: &Tcb) -> (usize, usize) {
     if let Cap::PageTable { base, mapped: Some((asid, PT_ROOT)) } = t.slots[tcb::VTABLE].cap {

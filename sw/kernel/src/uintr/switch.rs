@@ -202,7 +202,8 @@ pub fn switch_to(t: &mut Tcb) -> bool {
     false
 }
 
-/// `switch_to` for any thread and previous owner.
+/// `switch_to` for any thread and previous owner. Cold: out of the exits' straight line.
+#[cold]
 #[inline(never)]
 fn switch_any(t: &mut Tcb) {
     let h = this_hart();
