@@ -293,6 +293,9 @@ fn check_sender_tables(c: &mut Checker, tb: &Tables, full: bool) {
             if t.uintr.table != table {
                 c.violation(format_args!("sender table {table:#x}: its thread names table {:#x}", t.uintr.table));
             }
+            if t.uintr.suist != crate::uintr::suist_for(table) {
+                c.violation(format_args!("sender table {table:#x}: its thread's suist is {:#x}", t.uintr.suist));
+            }
         }
         let mut n = 0;
         for i in 0..if full { abi::uintr::SENDER_ENTRIES } else { hwm as usize } {

@@ -16,9 +16,10 @@ const EXC_ECALL_U: usize = 8;
 
 pub extern "C" fn user_trap(ctx: &mut UserContext) -> ! {
     let cpu = percpu::this();
+    // First: a CSR read's result comes at write-back, and the dispatch below waits for it.
+    let scause = csrr!("scause");
     let quiet = crate::uintr::save_on_trap(ctx as *mut UserContext as *mut Tcb);
     cpu.in_user.store(false, Ordering::Release);
-    let scause = csrr!("scause");
     lock::acquire();
     stats::count(stat::KERNEL_ENTRIES);
     let me_ptr = ctx as *mut UserContext as *mut Tcb;

@@ -69,6 +69,8 @@ pub struct ThreadState {
     pub table: u64,
     /// Emulation: the software-written USIP bit of `uip`.
     pub uip_soft: usize,
+    /// `suist` for `table` (0: none), kept beside it (`set_table`): every switch compares it.
+    pub suist: usize,
     /// Receiver slot + 1 (0: not a receiver).
     pub slot: u16,
     pub ueip_hart: u8,
@@ -78,7 +80,7 @@ pub struct ThreadState {
     pub parked: bool,
     pub park_hart: u8,
     /// Fills the first line: the saved U-CSRs start on the second.
-    _line: [u8; 26],
+    _line: [u8; 18],
     pub utvec: usize,
     pub uscratch: usize,
     pub uepc: usize,
@@ -92,6 +94,23 @@ pub struct ThreadState {
 }
 
 const _: () = assert!(core::mem::offset_of!(ThreadState, utvec) == 64);
+
+/// The `suist` value that names sender table `table` (0: none).
+pub(crate) fn suist_for(table: u64) -> usize {
+    if table != 0 {
+        sender::suist(table)
+    } else {
+        0
+    }
+}
+
+impl ThreadState {
+    /// Bind sender table `table` (0: none), and the `suist` value that names it.
+    pub(crate) fn set_table(&mut self, table: u64) {
+        self.table = table;
+        self.suist = suist_for(table);
+    }
+}
 
 /// Per slot: the notification and the thread it was registered for.
 #[derive(Clone, Copy)]

@@ -96,7 +96,7 @@ pub fn invoke_sender_table(me: &mut Tcb, table: u64, m: &ipc::Msg) -> crate::obj
                 return Err(Error::IllegalOperation);
             }
             sender::set_owner(table, t);
-            t.uintr.table = table;
+            t.uintr.set_table(table);
             reload(t);
             Ok(0)
         }

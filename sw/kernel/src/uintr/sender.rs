@@ -148,7 +148,7 @@ pub fn unbind(table: u64) -> Option<&'static mut Tcb> {
     let t = owner(table);
     header(table).owner = core::ptr::null_mut();
     if let Some(t) = t {
-        t.uintr.table = 0;
+        t.uintr.set_table(0);
         return Some(t);
     }
     None

@@ -1,7 +1,7 @@
 //! Moving a thread's user-interrupt state between its TCB and a hart's CSRs: saved on every
 //! trap from user mode, loaded when the hart switches to another thread (writing only the CSRs
 //! that differ), and the receiver slot made Active where its thread runs.
-use super::{park, sender, this_hart, ueip, uintc, UINTR_BITS, USIP};
+use super::{park, this_hart, ueip, uintc, UINTR_BITS, USIP};
 use crate::arch::csr::{csrc, csrr, csrs, csrw_n};
 use crate::kcell::KCell;
 use crate::object::tcb::Tcb;
@@ -89,7 +89,8 @@ pub(super) fn requiet() {
 /// to it writes `suist` at most.
 #[inline(always)]
 fn plain_zero(u: &super::ThreadState) -> bool {
-    plain(u) && u.user_zero
+    // One test of the or, not a branch per field: the fields are on one line.
+    (u.slot as u64 | u.sideleg as u64 | u.ueip) == 0 && u.user_zero
 }
 
 /// This hart's CSRs to their reset values (boot, hardware only).
@@ -126,6 +127,9 @@ pub fn save_on_trap(t: *mut Tcb) -> bool {
     }
     // SAFETY: the thread that trapped here is live and runs on no other hart.
     let u = unsafe { &mut (*t).uintr };
+    // Loaded before the CSR reads, which take a few cycles anyway: used right after them,
+    // each load made the branch on it wait.
+    let (was_quiet, user_zero) = (quiet(), u.user_zero);
     let (ustatus, uie, utvec, uscratch, uepc, ucause, utval): (usize, usize, usize, usize, usize, usize, usize);
     // One block: all seven reads issue back to back, then the stores (a read's result is
     // ready only at write-back on Rocket, so a store right after each read waited for it).
@@ -143,8 +147,7 @@ pub fn save_on_trap(t: *mut Tcb) -> bool {
     };
     let zero = (ustatus | uie | utvec | uscratch | uepc | ucause | utval) == 0;
     let h = percpu::hart();
-    let was_quiet = quiet();
-    if zero && u.user_zero && was_quiet {
+    if zero && user_zero && was_quiet {
         // Zero in the TCB (`user_zero`) and in the hart's copy (`quiet`) already.
         return true;
     }
@@ -384,11 +387,8 @@ fn load_csrs(t: &Tcb, h: usize) {
 
 #[inline(always)]
 fn suist_of(u: &super::ThreadState) -> usize {
-    if u.table != 0 {
-        sender::suist(u.table)
-    } else {
-        0
-    }
+    debug_assert_eq!(u.suist, super::suist_for(u.table));
+    u.suist
 }
 
 /// Make the hart's CSRs hold `want`, writing only the ones that differ.
