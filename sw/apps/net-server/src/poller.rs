@@ -115,6 +115,10 @@ fn ready() -> bool {
     KICK.load(Ordering::Relaxed) || IRQ_SEEN.load(Ordering::Relaxed) || nic().has_work()
 }
 
+/// How long the poller waits for the client's SENDRECVs before an egress pass (see `run`):
+/// about the client's work on four requests on the RTL.
+const GATHER_US: u64 = 50;
+
 pub async fn run(timers: Option<TimerHandle>) {
     let nic = nic();
     // The wake-up the thread's kernel deadline holds (timer ticks), if it is still ahead.
@@ -123,7 +127,24 @@ pub async fn run(timers: Option<TimerHandle>) {
     // wanted (a new one is a wheel insertion, and the old one's drop an unlink), so it may
     // fire while we run: that is an early wake-up, which finds nothing due.
     let mut sleep = core::pin::pin!(None::<Sleep>);
+    // When the poller began to wait for the client's SENDRECVs (`GATHER_US`).
+    let mut gathering: Option<u64> = None;
     loop {
+        // Requests just handed to the client come back as SENDRECVs a little apart (it works
+        // on each): their replies wait for the last of them (bounded), so one egress pass
+        // sends them all. Sending the first ones at once made the last one miss the pass and
+        // wait behind the next frames' ingress, a round late (each a pass over the sockets).
+        if KICK.load(Ordering::Relaxed) && crate::service::BACK.load(Ordering::Relaxed) > 0 && !nic.has_work() {
+            let t = clock::now_us();
+            if t.saturating_sub(*gathering.get_or_insert(t)) < GATHER_US {
+                Endpoint::check(&crate::SERVER);
+                userlib::task::yield_now().await;
+                continue;
+            }
+            // Not coming (a client that went quiet): stop waiting for it.
+            crate::service::BACK.store(0, Ordering::Relaxed);
+        }
+        gathering = None;
         if IRQ_SEEN.swap(false, Ordering::Relaxed) {
             // Quiet the device first, then let the kernel unmask its source (it stays masked
             // from the moment the kernel forwarded it until this Ack).

@@ -8,7 +8,7 @@ use crate::poller::kick;
 use crate::stack::{self, Use};
 use crate::{nic_stats, DATA};
 use core::future::poll_fn;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use core::task::{Poll, RawWaker, RawWakerVTable, Waker};
 use netproto::{error, label, rx_offset, tx_offset, BUF_BYTES, OK, SOCKETS};
 use smoltcp::socket::tcp;
@@ -70,6 +70,7 @@ pub fn now(m: &Msg) -> Option<Msg> {
 /// (what it is `Owed` taken) for the poller to answer after a smoltcp run brings data
 /// ([`answer_kept`]): no task per request. One that must wait for room gets a task (`handle`).
 pub fn now_keeping(m: &Msg, owed: &mut Option<Owed>) -> Option<Msg> {
+    BACK.store(BACK.load(Ordering::Relaxed).saturating_sub(1), Ordering::Relaxed);
     match m.label {
         label::SENDRECV => match spans(m) {
             Some((s, send_off, n, recv_off, max)) => send_recv_now(s, send_off, n, recv_off, max, owed),
@@ -103,6 +104,10 @@ fn keep(sock: usize, off: usize, max: usize, owed: &mut Option<Owed>) -> Option<
     });
     None
 }
+
+/// Kept RECVs answered (`answer_kept`) whose client has not sent us anything since: its next
+/// SENDRECV (or CLOSE) is on the way, most likely. The poller's gathering of replies.
+pub static BACK: AtomicUsize = AtomicUsize::new(0);
 
 /// A SENDRECV's RECV kept for the poller: what it is owed and the receive range.
 struct Kept {
@@ -219,6 +224,7 @@ pub fn answer_kept(frames: bool) -> bool {
                 if let Some(kept) = kept {
                     crate::SERVER.answer(kept.owed, m);
                     answered = true;
+                    BACK.store(BACK.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
                 }
             }
         }

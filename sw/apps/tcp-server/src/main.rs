@@ -38,6 +38,8 @@ mod rt {
     /// acceptor's; at most the channel's capacity.
     const CALLS: usize = 2 * SOCKETS + 8;
     const _: () = assert!(CALLS <= CHAN_CAPACITY);
+    /// Accept loops (tasks, each with one ACCEPT outstanding): within the 8 spare tasks and calls.
+    const ACCEPTORS: usize = 4;
     static NET: Client<CALLS> = Client::new();
 
     static REQUEST: AtomicUsize = AtomicUsize::new(64);
@@ -297,6 +299,19 @@ mod rt {
             WORK.load(Ordering::Relaxed)
         );
         userlib::marker::begin::<{ session::SETUP }>();
+        // Several ACCEPTs outstanding: connections that come up in the same pass of the net
+        // server are all answered in it, not one per round trip (a connection accepted a
+        // round late starts its first request a round late).
+        for _ in 1..ACCEPTORS {
+            if let Err(e) = rt.spawn(10, accept_loop(rt, l)).map(|h| h.detach()) {
+                println!("[tcp-server] acceptor task: {e:?}");
+            }
+        }
+        accept_loop(rt, l).await
+    }
+
+    /// ACCEPT on listener `l` and start a task per connection, until the listener is gone.
+    async fn accept_loop(rt: Rt, l: u64) {
         loop {
             let r = match NET.call(Msg::new(label::ACCEPT, &[l]).unwrap_or_default()).await {
                 Ok(r) => r,
