@@ -89,8 +89,7 @@ pub(super) fn requiet() {
 /// to it writes `suist` at most.
 #[inline(always)]
 fn plain_zero(u: &super::ThreadState) -> bool {
-    // One test of the or, not a branch per field: the fields are on one line.
-    (u.slot as u64 | u.sideleg as u64 | u.ueip) == 0 && u.user_zero
+    plain(u) && u.user_zero
 }
 
 /// This hart's CSRs to their reset values (boot, hardware only).
@@ -118,7 +117,7 @@ fn write_all(c: &Csrs) {
 
 /// First thing on a trap from user mode, before the hart says it left user mode (so a hart
 /// that stalls this thread finds its state in the TCB): copy the U-CSRs out. True: the hart
-/// is quiet (`HartCsrs::quiet`; only this hart changes that, and not before the trap's
+/// is quiet (`PerCpu::uintr_quiet`; only this hart changes that, and not before the trap's
 /// kernel work).
 #[inline(always)]
 pub fn save_on_trap(t: *mut Tcb) -> bool {
@@ -171,7 +170,8 @@ pub fn save_on_trap(t: *mut Tcb) -> bool {
 /// one, is only read by its own `uipi.send`s): nothing to release when it leaves a hart.
 #[inline(always)]
 fn plain(u: &super::ThreadState) -> bool {
-    u.slot == 0 && u.sideleg == 0 && u.ueip == 0
+    // One test of the or, not a branch per field: the fields are on one line.
+    (u.slot as u64 | u.sideleg as u64 | u.ueip) == 0
 }
 
 /// On the way to user mode with `t` on this hart. True: waiters parked here are noticed only
