@@ -76,6 +76,9 @@ pub struct PerCpu {
     /// The top of this hart's kernel stack, which every exit to user mode leaves in the
     /// thread's context for the trap vector (set by `install`).
     pub kstack_top: usize,
+    /// This hart's entry of the user-interrupt CSR table (`uintr::switch`): one load on the
+    /// switch's straight path instead of the index arithmetic (set by `install`).
+    pub uintr_csrs: usize,
     /// This hart's event counters (`stats`), on lines of their own: counting is a load and a
     /// store relative to `tp`, no index arithmetic or bounds check on the hot path.
     pub stats: crate::stats::Row,
@@ -115,6 +118,7 @@ const INIT: PerCpu = PerCpu {
     uintr_quiet: AtomicBool::new(false),
     fetch_epoch: AtomicU64::new(0),
     kstack_top: 0,
+    uintr_csrs: 0,
     stats: crate::stats::ROW,
 };
 
@@ -129,6 +133,7 @@ pub fn install(hart: usize) {
         (*cpu).hart = hart;
         (*cpu).sched_row = crate::sched::row_addr(hart);
         (*cpu).kstack_top = crate::arch::entry::stack_of(hart).1;
+        (*cpu).uintr_csrs = crate::uintr::hart_csrs_addr(hart);
         core::arch::asm!("mv tp, {0}", in(reg) cpu);
     }
 }

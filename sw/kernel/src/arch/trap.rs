@@ -47,13 +47,17 @@ core::arch::global_asm!(
     "   sret",
     // ---- from user mode: sp = &UserContext, sscratch = user sp
     ".Lfrom_user:",
-    "   .irp n, 1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31",
+    "   sd t0, 5*8(sp)",
+    "   sd t1, 6*8(sp)",
+    // Read early: a CSR read's result comes at write-back on Rocket, and a store of it right
+    // after waited; the other registers' stores fill that time.
+    "   csrr t0, sscratch",
+    "   csrr t1, sepc",
+    "   .irp n, 1,3,4,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31",
     "   sd x\\n, \\n*8(sp)",
     "   .endr",
-    "   csrr t0, sscratch",
     "   sd t0, 2*8(sp)",
-    "   csrr t0, sepc",
-    "   sd t0, 32*8(sp)",
+    "   sd t1, 32*8(sp)",
     "   csrw sscratch, zero",
     "   mv a0, sp",
     "   ld sp, 0(sp)",                 // this hart's kernel stack top
@@ -62,8 +66,8 @@ core::arch::global_asm!(
     "   unimp",
     ".globl return_to_user",
     "return_to_user:",                 // a0 = &UserContext
+    "   ld t0, 32*8(a0)",              // first: the CSR write of it waits for the load
     "   csrw sscratch, a0",
-    "   ld t0, 32*8(a0)",
     "   csrw sepc, t0",
     "   .irp n, 1,2,3,4,5,6,7,8,9,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,10", // a0 last: it is the base
     "   ld x\\n, \\n*8(a0)",

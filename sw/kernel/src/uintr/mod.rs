@@ -38,7 +38,10 @@ pub(crate) use sender::{
     for_each as for_each_sender_table, lookup as sender_lookup, next_of as sender_next,
     LINKABLE_LIMIT as SENDER_LINKABLE_LIMIT,
 };
-pub use switch::{handoff_check, handoff_commit, handoff_finish, on_idle, release, save_on_trap, switch_to};
+pub use switch::{
+    entry_addr as hart_csrs_addr, handoff_check, handoff_commit, handoff_finish, on_idle, release, save_on_trap,
+    switch_to,
+};
 
 use crate::kcell::KCell;
 use crate::object::tcb::Tcb;

@@ -56,6 +56,21 @@ struct HartCsrs {
 static CSRS: KCell<[HartCsrs; MAX_HARTS]> =
     KCell::new([const { HartCsrs { owner: null_mut(), csrs: CSRS_RESET } }; MAX_HARTS]);
 
+/// Hart `h`'s entry, for `PerCpu::uintr_csrs`.
+pub fn entry_addr(h: usize) -> usize {
+    // SAFETY: an address only.
+    unsafe { &raw mut (*CSRS.as_ptr())[h] as usize }
+}
+
+/// This hart's entry through `PerCpu::uintr_csrs` (the same entry as `owner_of`/`csrs_of` of
+/// this hart).
+#[inline(always)]
+fn mine() -> &'static mut HartCsrs {
+    // SAFETY: set by `percpu::install` to this hart's entry; only this hart uses it (see
+    // `owner_of`, `csrs_of`).
+    unsafe { &mut *(percpu::this().uintr_csrs as *mut HartCsrs) }
+}
+
 fn owner_of(h: usize) -> &'static mut *mut Tcb {
     // SAFETY: under the kernel lock; a field of its own, apart from `csrs_of`'s.
     unsafe { &mut (*CSRS.as_ptr())[h].owner }
@@ -187,7 +202,7 @@ pub fn switch_to(t: &mut Tcb) -> bool {
     }
     // Quiet: the CSRs hold zero but for `suist`, and a thread still loaded here is plain
     // (nothing to release). `t` may be that thread, going on after its system call.
-    let owner = owner_of(h);
+    let HartCsrs { owner, csrs: c } = mine();
     if !core::ptr::eq(*owner, t) {
         // SAFETY: an owner is live (tcb_destroyed clears it).
         if let Some(p) = unsafe { owner.as_mut() }.filter(|p| p.uintr.loaded_on as usize == h + 1) {
@@ -196,7 +211,6 @@ pub fn switch_to(t: &mut Tcb) -> bool {
         *owner = t;
     }
     t.uintr.loaded_on = h as u8 + 1;
-    let c = csrs_of(h);
     let suist = suist_of(&t.uintr);
     if c.suist != suist {
         csrw_n!(csr::SUIST, suist);
