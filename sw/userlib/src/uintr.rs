@@ -192,6 +192,19 @@ mod imp {
         enable();
     }
 
+    /// Undo `install`: user interrupts off and every U-CSR of this thread back to 0, as a
+    /// new thread starts. A thread whose U-CSRs are all 0 and that receives nothing switches
+    /// on the kernel's short path (no CSR to save or load).
+    pub fn uninstall() {
+        csrw_n!(csr::USTATUS, 0);
+        csrw_n!(csr::UIE, 0);
+        csrw_n!(csr::UTVEC, 0);
+        csrw_n!(csr::USCRATCH, 0);
+        csrw_n!(csr::UEPC, 0);
+        csrw_n!(csr::UCAUSE, 0);
+        csrw_n!(csr::UTVAL, 0);
+    }
+
     /// `ustatus.UIE` on / off: user interrupts are taken / held pending.
     #[inline(always)]
     pub fn enable() {
