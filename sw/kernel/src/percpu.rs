@@ -68,7 +68,7 @@ pub struct PerCpu {
     /// This hart holds the kernel lock (`lock::held`): off the lines other harts write, so
     /// taking the lock after another hart costs no miss on a shared "holder" word.
     pub holds_lock: AtomicBool,
-    /// This hart's user-interrupt CSRs are quiet (`uintr::switch`, which alone writes it):
+    /// This hart is quiet for user interrupts (`uintr::switch`, which alone writes it):
     /// a plain thread's trap and switch need not look further.
     pub uintr_quiet: AtomicBool,
     /// The instruction-fetch epoch this hart last synchronised with (`mm::icache`; 0: none).

@@ -81,11 +81,12 @@ fn csrs_of(h: usize) -> &'static mut Csrs {
     unsafe { &mut (*CSRS.as_ptr())[h].csrs }
 }
 
-/// Whether this hart is quiet (`PerCpu::uintr_quiet`): the CSRs hold zero but for `suist`,
-/// nothing is delegated or routed (so a thread still loaded here is plain), and the slots
-/// parked here are Active. A switch to a plain thread whose U-CSRs read 0 then only moves the
-/// owner and compares `suist` (`switch_to`), and a trap that finds the U-CSRs still 0 stores
-/// nothing (`save_on_trap`).
+/// Whether this hart is quiet (`PerCpu::uintr_quiet`): nothing is delegated or routed (so a
+/// thread still loaded here is plain), and the slots parked here are Active; the user CSRs
+/// hold a plain thread's values (usually 0: `Csrs::user_zero`). A switch to a plain thread
+/// then moves the owner, writes the user CSRs that differ (none between two threads whose
+/// U-CSRs read 0) and compares `suist` (`switch_to`), and a trap that finds the U-CSRs still 0
+/// stores nothing (`save_on_trap`).
 #[inline(always)]
 fn quiet() -> bool {
     percpu::this().uintr_quiet.load(Ordering::Relaxed)
@@ -96,15 +97,8 @@ fn quiet() -> bool {
 pub(super) fn requiet() {
     let h = this_hart();
     let c = csrs_of(h);
-    let quiet = super::hardware() && c.user_zero && c.sideleg == 0 && c.suirs == 0 && c.sie == USIP && park::active(h);
+    let quiet = super::hardware() && c.sideleg == 0 && c.suirs == 0 && c.sie == USIP && park::active(h);
     percpu::this().uintr_quiet.store(quiet, Ordering::Relaxed);
-}
-
-/// A plain thread (`plain`) whose U-CSRs read 0 at its last trap: on a quiet hart, switching
-/// to it writes `suist` at most.
-#[inline(always)]
-fn plain_zero(u: &super::ThreadState) -> bool {
-    plain(u) && u.user_zero
 }
 
 /// This hart's CSRs to their reset values (boot, hardware only).
@@ -162,7 +156,8 @@ pub fn save_on_trap(t: *mut Tcb) -> bool {
     let zero = (ustatus | uie | utvec | uscratch | uepc | ucause | utval) == 0;
     let h = percpu::hart();
     if zero && user_zero && was_quiet {
-        // Zero in the TCB (`user_zero`) and in the hart's copy (`quiet`) already.
+        // Zero in the TCB (`user_zero`) already, and so in the hart's copy: on a quiet hart
+        // that is what this thread's switch-in or last trap left there.
         return true;
     }
     (u.ustatus, u.uie, u.utvec, u.uscratch, u.uepc, u.ucause, u.utval) =
@@ -196,12 +191,12 @@ fn plain(u: &super::ThreadState) -> bool {
 #[inline(always)]
 pub fn switch_to(t: &mut Tcb) -> bool {
     let h = this_hart();
-    if !(quiet() && plain_zero(&t.uintr)) {
+    if !(quiet() && plain(&t.uintr)) {
         switch_any(t);
         return park::parked_unwatched();
     }
-    // Quiet: the CSRs hold zero but for `suist`, and a thread still loaded here is plain
-    // (nothing to release). `t` may be that thread, going on after its system call.
+    // Quiet: a thread still loaded here is plain (nothing to release), and nothing is
+    // delegated. `t` may be that thread, going on after its system call.
     let HartCsrs { owner, csrs: c } = mine();
     if !core::ptr::eq(*owner, t) {
         // SAFETY: an owner is live (tcb_destroyed clears it).
@@ -211,12 +206,37 @@ pub fn switch_to(t: &mut Tcb) -> bool {
         *owner = t;
     }
     t.uintr.loaded_on = h as u8 + 1;
+    if !(t.uintr.user_zero && c.user_zero) {
+        load_plain(&t.uintr, c);
+    }
     let suist = suist_of(&t.uintr);
     if c.suist != suist {
         csrw_n!(csr::SUIST, suist);
         c.suist = suist;
     }
     false
+}
+
+/// The six user CSRs of plain thread `u` into a quiet hart (those that differ). Nothing is
+/// delegated, so `uie` reads 0 and `sie` stays the kernel's, and no user could have set a
+/// `uip` bit: the routing, `sip` and the quiet flag stay as they are.
+#[inline(never)]
+fn load_plain(u: &super::ThreadState, c: &mut Csrs) {
+    macro_rules! put {
+        ($csr:expr, $f:ident) => {
+            if c.$f != u.$f {
+                csrw_n!($csr, u.$f);
+                c.$f = u.$f;
+            }
+        };
+    }
+    put!(csr::USTATUS, ustatus);
+    put!(csr::UTVEC, utvec);
+    put!(csr::USCRATCH, uscratch);
+    put!(csr::UEPC, uepc);
+    put!(csr::UCAUSE, ucause);
+    put!(csr::UTVAL, utval);
+    c.user_zero = (c.ustatus | c.utvec | c.uscratch | c.uepc | c.ucause | c.utval) == 0;
 }
 
 /// `switch_to` for any thread and previous owner. Cold: out of the exits' straight line.
