@@ -175,6 +175,12 @@ pub async fn run(timers: Option<TimerHandle>) {
         // needed yet. When the run worked it out already (frames only), there is nothing to
         // put off.
         if known.is_none() {
+            // Answers given: the client's first SENDRECVs are most likely in the channel already
+            // (it works on each answer as it comes): the dispatcher runs in this turn, not the
+            // next.
+            if answered {
+                Endpoint::check(&crate::SERVER);
+            }
             userlib::task::yield_now().await;
         }
         if ready() {
