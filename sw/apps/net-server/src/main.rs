@@ -61,7 +61,7 @@ mod rt {
     /// vector on its U-notification (1 is the TCP server's doorbell, 2 the NIC).
     const TIMER_VECTOR: usize = 3;
     static TIMERS: Timers = Timers::new();
-    static CLOCK: KernelClock = KernelClock::new(TIMER_VECTOR);
+    static CLOCK: poller::LazyClock = poller::LazyClock::new(KernelClock::new(TIMER_VECTOR));
     /// The client's channel (async variant); the poller answers kept requests on it.
     pub static SERVER: Server = Server::new();
     static NIC_EVENTS: poller::NicEvents = poller::NicEvents { park: &PARK };
@@ -233,7 +233,7 @@ mod rt {
             serve_sync(cfg);
         }
         PARK.setup(cfg.ntfn_slot as usize, cfg.spin_cycles as usize);
-        if !PARK.register(&NIC_EVENTS) {
+        if !PARK.register(&NIC_EVENTS) || !PARK.register(&CLOCK) {
             fail("park hook full");
         }
         let Some(timers) = TIMERS.claim(&PARK, &CLOCK) else { fail("timers claimed twice") };

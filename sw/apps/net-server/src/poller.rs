@@ -18,7 +18,7 @@ use core::future::{poll_fn, Future};
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use core::task::{Poll, Waker};
 use userlib::chan::{Endpoint, ThreadPark};
-use userlib::task::timer::{Sleep, TimerHandle};
+use userlib::task::timer::{Clock, KernelClock, Sleep, TimerHandle};
 
 static KICK: AtomicBool = AtomicBool::new(false);
 static IRQ_SEEN: AtomicBool = AtomicBool::new(false);
@@ -175,7 +175,18 @@ pub async fn run(timers: Option<TimerHandle>) {
         // needed yet. When the run worked it out already (frames only), there is nothing to
         // put off.
         if known.is_none() {
-            userlib::task::yield_now().await;
+            // Answers given: the client's first SENDRECVs are most likely in the channel already
+            // (it works on each answer as it comes): the dispatcher runs in this turn, not the
+            // next.
+            if answered {
+                Endpoint::check(&crate::SERVER);
+            }
+            // A run that only sent (no frame came in) while the next frames already wait (the
+            // client's next requests, answering what it sent): they are taken at once, not
+            // after a turn of the executor; that run, which takes frames, yields as usual.
+            if frames || !nic.has_work() {
+                userlib::task::yield_now().await;
+            }
         }
         if ready() {
             continue;
@@ -262,4 +273,52 @@ impl Endpoint for NicEvents {
     fn cancel(&self) {
         nic().interrupts(false);
     }
+}
+
+/// The poller's clock: the thread's kernel deadline as `KernelClock` sets it, but set only when
+/// the thread is about to block (the park hook's announcement, after its spin), not each time
+/// the timer wheel's next expiry changes. A thread that parks mostly finds work while it spins
+/// (a client's request, a frame), and a SetDeadline is a kernel entry and the firmware's timer
+/// (~7 k cycles on the RTL): the first park of a burst paid it while requests waited. A deadline
+/// not withdrawn before a Wait may end it early: the poller then finds nothing due and sleeps
+/// again (after the right one is set).
+pub struct LazyClock {
+    clock: KernelClock,
+    /// The wake-up the wheel asked for last (0: none), and whether the kernel has it yet.
+    want: AtomicU64,
+    stale: AtomicBool,
+}
+
+impl LazyClock {
+    pub const fn new(clock: KernelClock) -> LazyClock {
+        LazyClock { clock, want: AtomicU64::new(0), stale: AtomicBool::new(false) }
+    }
+}
+
+impl Clock for LazyClock {
+    fn now(&self) -> u64 {
+        self.clock.now()
+    }
+
+    fn arm(&self, at: Option<u64>) {
+        self.want.store(at.unwrap_or(0), Ordering::Relaxed);
+        self.stale.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Endpoint for LazyClock {
+    /// About to block: the kernel gets the wake-up the wheel wants (before the park hook's
+    /// last look at the rings and its Wait).
+    fn announce(&self) {
+        if self.stale.swap(false, Ordering::Relaxed) {
+            let at = self.want.load(Ordering::Relaxed);
+            self.clock.arm((at != 0).then_some(at));
+        }
+    }
+
+    fn check(&self) -> bool {
+        false
+    }
+
+    fn cancel(&self) {}
 }

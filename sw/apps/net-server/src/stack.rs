@@ -88,6 +88,10 @@ pub struct Stack {
     /// at after every run).
     free: usize,
     watched: usize,
+    /// A listener may be short of sockets in Listen while free ones are left: `maintain` must
+    /// top it up. Set whenever a socket leaves Listen or becomes free, and when a listener is
+    /// added; cleared when `maintain` finds every listener topped up (or no socket free).
+    topup: bool,
     /// When the oldest half-open connection reaches its limit (microseconds), if any.
     half_open_at: Option<i64>,
     /// Each socket's ACK delay (set when it starts listening).
@@ -185,6 +189,7 @@ pub fn init(
         listeners: [const { None }; LISTENERS],
         free: SOCKETS,
         watched: 0,
+        topup: false,
         half_open_at: None,
         ack_delay,
         stats: StackStats::default(),
@@ -276,6 +281,7 @@ impl Stack {
             return Err(netproto::error::NO_SOCKET);
         };
         self.listeners[i] = Some(Listener { port, backlog, listening: 0, waiters: [const { None }; WAITERS] });
+        self.topup = true;
         self.maintain(now.total_micros(), false);
         Ok(i)
     }
@@ -336,6 +342,9 @@ impl Stack {
         let old = core::mem::replace(&mut self.uses[i], u);
         self.count(old, false);
         self.count(u, true);
+        if matches!(old, Use::Listening(_)) || matches!(u, Use::Free | Use::Releasing) {
+            self.topup = true;
+        }
     }
 
     fn count(&mut self, u: Use, add: bool) {
@@ -424,7 +433,19 @@ impl Stack {
     /// After a smoltcp run (`syn`: a SYN may have come in): move sockets between uses as their
     /// connections changed, drop half-open connections older than HALF_OPEN_US, wake acceptors
     /// of new connections, and top each listener's backlog up from the free sockets.
+    #[inline]
     fn maintain(&mut self, now: i64, syn: bool) {
+        // Nothing to look at and no listener to top up: the run changed no socket's use (an
+        // established connection's traffic), which is most runs.
+        if !syn && self.watched == 0 && !self.topup {
+            self.half_open_at = None;
+            return;
+        }
+        self.maintain_all(now, syn);
+    }
+
+    #[inline(never)]
+    fn maintain_all(&mut self, now: i64, syn: bool) {
         if syn || self.watched > 0 {
             self.scan(now, syn);
         } else {
@@ -452,6 +473,7 @@ impl Stack {
                 i += 1;
             }
         }
+        self.topup = self.free > 0 && self.listeners.iter().flatten().any(|l| l.listening < l.backlog);
     }
 
     /// The sockets whose use may have changed: Pending, Closing and Releasing ones, Listening
