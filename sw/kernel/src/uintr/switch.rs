@@ -222,21 +222,10 @@ pub fn switch_to(t: &mut Tcb) -> bool {
 /// `uip` bit: the routing, `sip` and the quiet flag stay as they are.
 #[inline(never)]
 fn load_plain(u: &super::ThreadState, c: &mut Csrs) {
-    macro_rules! put {
-        ($csr:expr, $f:ident) => {
-            if c.$f != u.$f {
-                csrw_n!($csr, u.$f);
-                c.$f = u.$f;
-            }
-        };
-    }
-    put!(csr::USTATUS, ustatus);
-    put!(csr::UTVEC, utvec);
-    put!(csr::USCRATCH, uscratch);
-    put!(csr::UEPC, uepc);
-    put!(csr::UCAUSE, ucause);
-    put!(csr::UTVAL, utval);
-    c.user_zero = (c.ustatus | c.utvec | c.uscratch | c.uepc | c.ucause | c.utval) == 0;
+    // The routing, `sie` and `suist` (`switch_to` compares it next) stay as the hart has them.
+    let want = Csrs { sideleg: c.sideleg, sie: c.sie, suist: c.suist, suirs: c.suirs, ..wanted(u) };
+    write_differing(c, &want);
+    *c = want;
 }
 
 /// `switch_to` for any thread and previous owner. Cold: out of the exits' straight line.
@@ -391,28 +380,29 @@ pub fn release(t: &mut Tcb) {
     t.uintr.loaded_on = 0;
 }
 
+/// The CSRs as thread `u` has them.
+#[inline(always)]
+fn wanted(u: &super::ThreadState) -> Csrs {
+    Csrs {
+        ustatus: u.ustatus,
+        utvec: u.utvec,
+        uscratch: u.uscratch,
+        uepc: u.uepc,
+        ucause: u.ucause,
+        utval: u.utval,
+        sideleg: u.sideleg,
+        // uie is mie under sideleg; the bits not delegated are the kernel's: USIP for
+        // parked waiters, nothing else.
+        sie: (u.uie & u.sideleg) | (USIP & !u.sideleg),
+        suist: suist_of(u),
+        suirs: u.slot.checked_sub(1).map_or(0, |s| (1 << 63) | s as usize),
+        user_zero: (u.ustatus | u.utvec | u.uscratch | u.uepc | u.ucause | u.utval | (u.uie & u.sideleg)) == 0,
+    }
+}
+
 #[inline(always)]
 fn load_csrs(t: &Tcb, h: usize) {
-    let u = &t.uintr;
-    let c = csrs_of(h);
-    apply(
-        c,
-        Csrs {
-            ustatus: u.ustatus,
-            utvec: u.utvec,
-            uscratch: u.uscratch,
-            uepc: u.uepc,
-            ucause: u.ucause,
-            utval: u.utval,
-            sideleg: u.sideleg,
-            // uie is mie under sideleg; the bits not delegated are the kernel's: USIP for
-            // parked waiters, nothing else.
-            sie: (u.uie & u.sideleg) | (USIP & !u.sideleg),
-            suist: suist_of(u),
-            suirs: u.slot.checked_sub(1).map_or(0, |s| (1 << 63) | s as usize),
-            user_zero: (u.ustatus | u.utvec | u.uscratch | u.uepc | u.ucause | u.utval | (u.uie & u.sideleg)) == 0,
-        },
-    );
+    apply(csrs_of(h), wanted(&t.uintr));
     // Software-set pending bits belong to whoever set them: none carries over.
     if csrr!("sip") & UINTR_BITS != 0 {
         csrc!("sip", UINTR_BITS);
@@ -428,15 +418,23 @@ fn suist_of(u: &super::ThreadState) -> usize {
 /// Make the hart's CSRs hold `want`, writing only the ones that differ.
 #[inline(always)]
 fn apply(c: &mut Csrs, want: Csrs) {
+    if *c == want {
+        return;
+    }
+    write_differing(c, &want);
+    *c = want;
+    requiet();
+}
+
+/// Write the CSRs whose value in `want` differs from the hart's copy `c` (left as it is).
+#[inline(always)]
+fn write_differing(c: &Csrs, want: &Csrs) {
     macro_rules! put {
         ($csr:expr, $f:ident) => {
             if c.$f != want.$f {
                 csrw_n!($csr, want.$f);
             }
         };
-    }
-    if *c == want {
-        return;
     }
     put!(csr::SIDELEG, sideleg);
     put!(csr::USTATUS, ustatus);
@@ -451,8 +449,6 @@ fn apply(c: &mut Csrs, want: Csrs) {
     }
     put!(csr::SUIST, suist);
     put!(csr::SUIRS, suirs);
-    *c = want;
-    requiet();
 }
 
 /// Thread `t` is being destroyed: no hart may keep it as the owner of its CSRs.
