@@ -146,7 +146,11 @@ pub mod stat {
     /// ... of which a signaller completed while they spun (the thread went back to user mode
     /// without taking the lock again).
     pub const SPIN_DELIVERIES: usize = 33;
-    pub const COUNT: usize = 34;
+    /// Harts moved off a VSpace root that went away while they still had it in `satp` (out of
+    /// user mode: waiting for the lock, spinning in a Wait, idle), before its page could be
+    /// reused.
+    pub const ROOT_RETIRES: usize = 34;
+    pub const COUNT: usize = 35;
     /// With DebugStat: read, then reset (LOCK_HOLD_MAX only).
     pub const RESET: usize = 1 << 63;
 }

@@ -60,6 +60,7 @@ pub fn spin_for_signal(cpu: &crate::percpu::PerCpu, me: &mut Tcb, pa: u64) -> bo
         && csrr!("sip") & csrr!("sie") == 0
         && crate::arch::cpu::cycles().wrapping_sub(t0) < WAIT_SPIN_CYCLES
     {
+        crate::mm::root_retire::answer(cpu);
         core::hint::spin_loop();
     }
     stats::count(stat::WAIT_SPINS);
@@ -76,12 +77,18 @@ pub fn spin_for_signal(cpu: &crate::percpu::PerCpu, me: &mut Tcb, pa: u64) -> bo
 }
 
 /// Back to user mode with `t`, whose Wait a signaller completed while it spun (no lock: the
-/// thread stayed current here and Running, its address space, user-interrupt state and tick
-/// unchanged). Only the address space's flush generation and the instruction-fetch epoch may
-/// have moved meanwhile. Mail or an interrupt that came since is pending and traps at once.
+/// thread stayed current here and Running, its user-interrupt state and tick unchanged). Its
+/// address space is the one the signaller read from the thread under the lock
+/// (`sched::deliver_to_spinner`), not the hart's: a `TCB_SetSpace` or a VSpace deletion may
+/// have run while the thread spun, and the hart may have left a freed root meanwhile
+/// (`mm::root_retire`). Mail or an interrupt that came since is pending and traps at once.
 pub fn resume_delivered(cpu: &crate::percpu::PerCpu, t: &mut Tcb) -> ! {
     use core::sync::atomic::Ordering;
-    crate::mm::tlb::switch_space(cpu, cpu.active_satp.load(Ordering::Relaxed), cpu.active_asid.load(Ordering::Relaxed));
+    crate::mm::tlb::switch_space(
+        cpu,
+        cpu.handoff_satp.load(Ordering::Relaxed),
+        cpu.active_asid.load(Ordering::Relaxed),
+    );
     crate::mm::icache::sync_before_user();
     crate::arch::trap::enter_user_on(cpu, &mut t.ctx, true)
 }

@@ -58,6 +58,8 @@ pub fn acquire() {
     let ticket = TICKETS.next.fetch_add(1, Ordering::Relaxed);
     let mut spins = 0;
     while TICKETS.serving.load(Ordering::Acquire) != ticket {
+        // The holder may be waiting for this hart to leave a freed VSpace root.
+        crate::mm::root_retire::answer(crate::percpu::this());
         spins += 1;
         if spins == SPIN_BEFORE_SLEEP {
             sleep_until_served(ticket);

@@ -68,6 +68,9 @@ pub struct PerCpu {
     /// This hart holds the kernel lock (`lock::held`): off the lines other harts write, so
     /// taking the lock after another hart costs no miss on a shared "holder" word.
     pub holds_lock: AtomicBool,
+    /// The lock holder asks this hart to move off a VSpace root that went away
+    /// (`mm::root_retire`); cleared by this hart once its `satp` is the kernel's table.
+    pub leave_root: AtomicBool,
     /// This hart is quiet for user interrupts (`uintr::switch`, which alone writes it):
     /// a plain thread's trap and switch need not look further.
     pub uintr_quiet: AtomicBool,
@@ -115,6 +118,7 @@ const INIT: PerCpu = PerCpu {
     current: AtomicPtr::new(core::ptr::null_mut()),
     sched_row: 0,
     holds_lock: AtomicBool::new(false),
+    leave_root: AtomicBool::new(false),
     uintr_quiet: AtomicBool::new(false),
     fetch_epoch: AtomicU64::new(0),
     kstack_top: 0,

@@ -305,11 +305,19 @@ pub fn deliver_to_spinner(h: usize, pa: u64, badge: u64, bound: *mut Tcb) -> boo
         return false;
     }
     let cpu = percpu::of(h);
+    // The thread's address space now, not the one its hart had when it trapped: a SetSpace or a
+    // deletion may have come between (`fastpath::resume_delivered` switches to this). A spinning
+    // hart is not idle, so its hand-over words are free.
+    let (satp, asid) = crate::object::vspace::satp_of(t);
+    let had_asid = cpu.active_asid.load(Ordering::Relaxed);
     cpu.in_user.store(true, Ordering::Relaxed);
     // Read only once the swap says it was delivered.
     cpu.spin_badge.store(badge, Ordering::Relaxed);
+    cpu.handoff_satp.store(satp, Ordering::Relaxed);
+    cpu.active_asid.store(asid, Ordering::Relaxed);
     if cpu.spin_on.compare_exchange(pa as usize, SPIN_DELIVERED, Ordering::SeqCst, Ordering::Relaxed).is_err() {
         // Not spinning for it (any more): the thread runs its Wait again under the lock.
+        cpu.active_asid.store(had_asid, Ordering::Relaxed);
         cpu.in_user.store(false, Ordering::Relaxed);
         return false;
     }

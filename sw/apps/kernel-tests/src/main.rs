@@ -38,6 +38,8 @@ mod t_preempt;
 #[cfg(target_arch = "riscv64")]
 mod t_process;
 #[cfg(target_arch = "riscv64")]
+mod t_stale_space;
+#[cfg(target_arch = "riscv64")]
 mod t_tcb;
 #[cfg(target_arch = "riscv64")]
 mod t_timer;
@@ -167,6 +169,8 @@ mod rt {
         ("timer_dropped_sleep_cancelled", crate::t_timer::dropped_sleep_cancelled),
         ("timer_deadline_follows_the_thread", crate::t_timer::deadline_follows_the_thread),
         ("timer_deadlines_on_every_hart", crate::t_timer::deadlines_on_every_hart),
+        ("stale_space_spin_wait_vspace_replaced", crate::t_stale_space::spin_wait_vspace_replaced),
+        ("stale_space_idle_hart_leaves_freed_root", crate::t_stale_space::idle_hart_leaves_freed_root),
         ("preempt_long_retype", crate::t_preempt::long_retype),
         ("preempt_long_revoke", crate::t_preempt::long_revoke),
         ("preempt_big_cnode_delete", crate::t_preempt::big_cnode_delete),
@@ -202,6 +206,7 @@ mod rt {
                     | "bench_round_trip"
                     | "timer_sleep_wakes_in_order"
             )
+            || name.starts_with("stale_space_")
     }
 
     extern "C" fn main(bootinfo: usize) -> ! {

@@ -3,6 +3,7 @@ pub mod frames;
 pub mod icache;
 pub mod kspace;
 pub mod probe;
+pub mod root_retire;
 pub mod tlb;
 
 use platform::image::KERNEL_WINDOW;

@@ -183,6 +183,8 @@ pub fn destroy_page_table(base: u64, mapped: Option<(u16, u64)>) {
         Some((asid, PT_ROOT)) => {
             asid::release(asid, base);
             crate::sched::shootdown(Some(asid));
+            // Harts out of user mode may still have it in satp; none may once its page is free.
+            crate::mm::root_retire::retire(base);
         }
         Some((asid, va)) => {
             unlink_table(asid, va, base);

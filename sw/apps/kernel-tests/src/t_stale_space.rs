@@ -1,0 +1,172 @@
+//! A thread never runs user code in an address space it no longer has, and no hart keeps a
+//! freed VSpace root in `satp`. The kernel keeps a hart's address space in paths that run
+//! without the lock (a Wait spinning for its signal, a thread handed to an idle hart, an idle
+//! hart's last table); these tests race a VSpace's deletion against them from other harts. The
+//! races happen on the RTL: under QEMU the host clock ends every spin before the lock holder
+//! is done, and the tests then check the plain paths.
+use crate::env::{park, rdcycle, sadd, sget, sset, Env, TResult, ThreadCfg, CNODE, ROOT_DEPTH};
+use abi::{fault, object as o, stat};
+use userlib::{cnode, syscall, tcb, vspace};
+
+const READY: usize = 0;
+const GO: usize = 1;
+/// The waiter ran user code after its Wait returned.
+const RESUMED: usize = 2;
+
+/// Cycles the waiter lets pass after the go before its Wait, so that the root's SetSpace is
+/// first in the lock's queue; the signaller's delay puts it after the Wait, while the SetSpace
+/// (~10 k cycles on the RTL) still holds the lock.
+const WAITER_DELAY: usize = 400;
+const SIGNALLER_DELAY: usize = 3_000;
+const ROUNDS: usize = 3;
+
+fn delay(cycles: usize) {
+    let t0 = rdcycle();
+    while rdcycle().wrapping_sub(t0) < cycles {
+        core::hint::spin_loop();
+    }
+}
+
+fn wait_for_go() {
+    while sget(GO) == 0 {
+        core::hint::spin_loop();
+    }
+}
+
+extern "C" fn spinning_waiter(ntfn: usize) -> ! {
+    sadd(READY, 1);
+    wait_for_go();
+    delay(WAITER_DELAY);
+    syscall::wait(ntfn);
+    // Reachable only in the VSpace this thread had before the root's SetSpace: it has the
+    // empty one after it, where this fetch faults.
+    sset(RESUMED, 1);
+    park()
+}
+
+extern "C" fn late_signaller(ntfn: usize) -> ! {
+    sadd(READY, 1);
+    wait_for_go();
+    delay(SIGNALLER_DELAY);
+    syscall::signal(ntfn);
+    park()
+}
+
+extern "C" fn blocked_waiter(ntfn: usize) -> ! {
+    sadd(READY, 1);
+    syscall::wait(ntfn);
+    sset(RESUMED, 1);
+    park()
+}
+
+/// How the waiter is waiting when its VSpace goes.
+#[derive(Clone, Copy, PartialEq)]
+enum Phase {
+    /// Trapping into its Wait while the SetSpace holds the lock, signalled from a third hart
+    /// right after: the Wait spins without the lock and is delivered there (on the RTL).
+    Racing,
+    /// Blocked long before, its hart idle with the old root still in `satp`.
+    Blocked,
+}
+
+/// One round: the waiter runs in a fresh copy of our image's VSpace on `waiter_hart`; the root
+/// deletes its own cap to that VSpace and replaces the waiter's with an empty one; the waiter
+/// must fault in the empty one and never run on in the old.
+fn replace_under_waiter(env: &mut Env, phase: Phase, harts: (usize, usize), fault: (usize, usize)) -> TResult {
+    let (waiter_hart, signal_hart) = harts;
+    let (ep, fault_badged) = fault;
+    sset(READY, 0);
+    sset(GO, 0);
+    sset(RESUMED, 0);
+    let old = env.image_vspace()?;
+    let empty = env.alloc_cap(o::PAGE_TABLE)?;
+    ok!(vspace::asid_pool_assign(abi::init_cap::ASID_POOL, empty));
+    let n = env.alloc_cap(o::NOTIFICATION)?;
+    let cfg = ThreadCfg { vspace: old, affinity: Some(waiter_hart), fault_ep: fault_badged, ..ThreadCfg::default() };
+    let entry = if phase == Phase::Racing { spinning_waiter } else { blocked_waiter } as extern "C" fn(usize) -> !;
+    let waiter = env.spawn_cfg(entry as *const () as usize, n, cfg)?;
+    if phase == Phase::Racing {
+        env.spawn_on(late_signaller, n, 255, signal_hart)?;
+        crate::env::wait_for(READY, 2, 100_000)?;
+    } else {
+        crate::env::wait_for(READY, 1, 100_000)?;
+        // Past its spin: blocked, and its hart idle.
+        delay(200_000);
+    }
+    // The waiter's VTABLE slot now holds the old root's last cap: the SetSpace deletes it.
+    ok!(cnode::delete(CNODE, old, ROOT_DEPTH));
+    sset(GO, 1);
+    ok!(tcb::set_space(waiter.tcb, fault_badged, CNODE, 0, empty, 0));
+    if phase == Phase::Blocked {
+        syscall::signal(n);
+    }
+    let mut fault = None;
+    // A waiter that ran on in the old VSpace parks (no fault follows): stop looking then.
+    for _ in 0..20_000 {
+        if sget(RESUMED) != 0 {
+            break;
+        }
+        let (badge, info, mrs) = syscall::nb_recv(ep);
+        if badge != 0 {
+            fault = Some((badge, info, mrs));
+            break;
+        }
+        syscall::yield_now();
+    }
+    ensure!(sget(RESUMED) == 0, "the waiter ran user code in its deleted VSpace");
+    let Some((badge, info, mrs)) = fault else {
+        return Err(crate::env::fail(format_args!("no fault from the waiter in its empty VSpace")));
+    };
+    ensure_eq!(badge, FAULT_BADGE, "fault badge");
+    ensure_eq!(info.label, fault::VM_FAULT, "the waiter's fault in the empty VSpace");
+    ensure_eq!(mrs[2], 1, "an instruction fetch faulted (PrefetchFault)");
+    ensure_eq!(mrs[0], mrs[1], "fetch fault address is the pc");
+    ok!(tcb::suspend(waiter.tcb));
+    Ok(())
+}
+
+/// The badge `t_fault::fault_ep` gives fault messages.
+const FAULT_BADGE: usize = 0xfa;
+
+/// #45: a thread on hart A waits on a notification while the root on hart 0 replaces its
+/// VSpace with an empty one by `TCB_SetSpace`, deleting the last cap of the old root (its ASID
+/// released, its page free for Retype); a signaller on hart B completes the Wait. Whether the
+/// Wait spun without the lock (and was delivered there) or blocked, the thread goes on in the
+/// empty VSpace: its next fetch faults, and it never writes `RESUMED` through the freed root.
+/// Every round, hart A had the old root in `satp` when it went, so it was moved off it
+/// (`ROOT_RETIRES`).
+pub fn spin_wait_vspace_replaced(env: &mut Env) -> TResult {
+    let n_harts = userlib::bootinfo::harts(env.bi);
+    if n_harts < 3 {
+        return Err(crate::env::Fail::skip(format_args!("needs three harts")));
+    }
+    let harts = ((env.bi.node_id + 1) % n_harts, (env.bi.node_id + 2) % n_harts);
+    let fault = crate::t_fault::fault_ep(env)?;
+    let retires0 = syscall::debug_stat(stat::ROOT_RETIRES);
+    let deliveries0 = syscall::debug_stat(stat::SPIN_DELIVERIES);
+    for round in 0..ROUNDS {
+        replace_under_waiter(env, Phase::Racing, harts, fault).map_err(|f| round_failed(round, f))?;
+    }
+    let retires = syscall::debug_stat(stat::ROOT_RETIRES) - retires0;
+    ensure!(retires >= ROUNDS, "{} harts moved off a freed root in {} rounds", retires, ROUNDS);
+    let deliveries = syscall::debug_stat(stat::SPIN_DELIVERIES) - deliveries0;
+    userlib::print!("({} of {} Waits delivered while spinning) ", deliveries, ROUNDS);
+    Ok(())
+}
+
+/// The waiter blocked long before and its hart idle: the idle hart, whose `satp` still names
+/// the old root, is moved off it before the SetSpace returns (`ROOT_RETIRES`), and the Signal
+/// after it wakes the waiter into the empty VSpace (handed to its idle hart).
+pub fn idle_hart_leaves_freed_root(env: &mut Env) -> TResult {
+    let waiter_hart = env.need_other_hart()?;
+    let fault = crate::t_fault::fault_ep(env)?;
+    let retires0 = syscall::debug_stat(stat::ROOT_RETIRES);
+    replace_under_waiter(env, Phase::Blocked, (waiter_hart, waiter_hart), fault)?;
+    let retires = syscall::debug_stat(stat::ROOT_RETIRES) - retires0;
+    ensure!(retires >= 1, "the idle hart with the freed root in satp was not moved off it");
+    Ok(())
+}
+
+fn round_failed(round: usize, f: crate::env::Fail) -> crate::env::Fail {
+    crate::env::fail(format_args!("round {}: {}", round, f.as_str()))
+}
