@@ -72,7 +72,13 @@ enum Phase {
 /// One round: the waiter runs in a fresh copy of our image's VSpace on `waiter_hart`; the root
 /// deletes its own cap to that VSpace and replaces the waiter's with an empty one; the waiter
 /// must fault in the empty one and never run on in the old.
-fn replace_under_waiter(env: &mut Env, phase: Phase, harts: (usize, usize), fault: (usize, usize)) -> TResult {
+fn replace_under_waiter(
+    env: &mut Env,
+    phase: Phase,
+    round: usize,
+    harts: (usize, usize),
+    fault: (usize, usize),
+) -> TResult {
     let (waiter_hart, signal_hart) = harts;
     let (ep, fault_badged) = fault;
     sset(READY, 0);
@@ -113,9 +119,9 @@ fn replace_under_waiter(env: &mut Env, phase: Phase, harts: (usize, usize), faul
         }
         syscall::yield_now();
     }
-    ensure!(sget(RESUMED) == 0, "the waiter ran user code in its deleted VSpace");
+    ensure!(sget(RESUMED) == 0, "round {}: the waiter ran user code in its deleted VSpace", round);
     let Some((badge, info, mrs)) = fault else {
-        return Err(crate::env::fail(format_args!("no fault from the waiter in its empty VSpace")));
+        return Err(crate::env::fail(format_args!("round {}: no fault from the waiter in its empty VSpace", round)));
     };
     ensure_eq!(badge, FAULT_BADGE, "fault badge");
     ensure_eq!(info.label, fault::VM_FAULT, "the waiter's fault in the empty VSpace");
@@ -145,7 +151,7 @@ pub fn spin_wait_vspace_replaced(env: &mut Env) -> TResult {
     let retires0 = syscall::debug_stat(stat::ROOT_RETIRES);
     let deliveries0 = syscall::debug_stat(stat::SPIN_DELIVERIES);
     for round in 0..ROUNDS {
-        replace_under_waiter(env, Phase::Racing, harts, fault).map_err(|f| round_failed(round, f))?;
+        replace_under_waiter(env, Phase::Racing, round, harts, fault)?;
     }
     let retires = syscall::debug_stat(stat::ROOT_RETIRES) - retires0;
     ensure!(retires >= ROUNDS, "{} harts moved off a freed root in {} rounds", retires, ROUNDS);
@@ -161,12 +167,8 @@ pub fn idle_hart_leaves_freed_root(env: &mut Env) -> TResult {
     let waiter_hart = env.need_other_hart()?;
     let fault = crate::t_fault::fault_ep(env)?;
     let retires0 = syscall::debug_stat(stat::ROOT_RETIRES);
-    replace_under_waiter(env, Phase::Blocked, (waiter_hart, waiter_hart), fault)?;
+    replace_under_waiter(env, Phase::Blocked, 0, (waiter_hart, waiter_hart), fault)?;
     let retires = syscall::debug_stat(stat::ROOT_RETIRES) - retires0;
     ensure!(retires >= 1, "the idle hart with the freed root in satp was not moved off it");
     Ok(())
-}
-
-fn round_failed(round: usize, f: crate::env::Fail) -> crate::env::Fail {
-    crate::env::fail(format_args!("round {}: {}", round, f.as_str()))
 }
