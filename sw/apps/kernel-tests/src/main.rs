@@ -161,6 +161,7 @@ mod rt {
         ("asys_register_unregister_10000", crate::t_asys::register_unregister_10000),
         ("asys_wake_paths", crate::t_asys::wake_paths),
         ("asys_many_in_flight", crate::t_asys::many_in_flight),
+        ("asys_stale_translation_reuse", crate::t_asys::stale_translation_reuse),
         ("timer_deadline_abi", crate::t_timer::deadline_abi),
         ("timer_sleep_wakes_in_order", crate::t_timer::sleep_wakes_in_order),
         ("timer_timeout", crate::t_timer::timeout),
@@ -201,6 +202,7 @@ mod rt {
                     | "fastpath_call_replyrecv"
                     | "bench_round_trip"
                     | "timer_sleep_wakes_in_order"
+                    | "asys_stale_translation_reuse"
             )
     }
 
