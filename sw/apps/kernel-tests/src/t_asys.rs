@@ -17,7 +17,7 @@ use userlib::task::Executor;
 use userlib::{cnode, print, syscall, tcb, uintr, untyped, vspace};
 
 /// Ring capacity (a 4 KiB frame per ring) and the client's table.
-const CAP: usize = 32;
+pub(crate) const CAP: usize = 32;
 /// The completion vector on the root's U-notification.
 const VEC: usize = 60;
 
@@ -34,7 +34,7 @@ struct Setup {
     buf: SysBuf,
 }
 
-fn buffer(env: &mut Env) -> Result<SysBuf, Fail> {
+pub(crate) fn buffer(env: &mut Env) -> Result<SysBuf, Fail> {
     let va = env.va(2);
     let req = env.new_page_at(VSPACE, va)?.cptr;
     let rep = env.new_page_at(VSPACE, va + PAGE)?.cptr;
@@ -264,12 +264,12 @@ pub fn error_paths(env: &mut Env) -> TResult {
 // ---------------------------------------------------------------------------------------------
 // Raw access to a registered buffer: what a hostile thread can write.
 
-struct Raw {
-    req: Producer,
-    rep: Consumer,
+pub(crate) struct Raw {
+    pub(crate) req: Producer,
+    pub(crate) rep: Consumer,
 }
 
-fn raw(buf: &SysBuf) -> Raw {
+pub(crate) fn raw(buf: &SysBuf) -> Raw {
     // SAFETY: both frames are mapped at these addresses for the rest of the suite.
     unsafe {
         Raw {
@@ -736,7 +736,7 @@ pub fn stale_translation_reuse(env: &mut Env) -> TResult {
                         return Err(crate::env::fail(format_args!(
                             "attempt {}: entry {} of the page table made from the frame the writer stored into is valid: a store through a stale translation reached reused memory",
                             attempt, k
-                        )))
+                        )));
                     }
                     Err(err) => return Err(crate::env::fail(format_args!("probe map at {:#x}: {}", va, err))),
                 }

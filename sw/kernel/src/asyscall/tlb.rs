@@ -76,3 +76,10 @@ pub fn finish() {
         }
     }
 }
+
+/// Whether this hart's batch has removed translations it has not flushed yet (the consistency
+/// checker's record: none may be outstanding when memory is handed out).
+pub fn outstanding() -> bool {
+    let p = mine();
+    p.n != 0 || p.all
+}
