@@ -30,7 +30,7 @@ use abi::{asys as a, error as e, label as l, object as o, stat, MessageInfo};
 use core::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use userlib::asys::Request;
 use userlib::tcb::UserContext;
-use userlib::{cnode, ipc, print, println, syscall, untyped};
+use userlib::{cnode, ipc, print, println, syscall, untyped, vspace};
 
 /// The fuzz threads' CSpace: a CNode of 2^F_BITS slots (guard pads it to a word). Slots
 /// below POOL are the pool every argument names; F_SELF holds the CNode itself (the retype
@@ -97,6 +97,8 @@ const S_WFAULTS: usize = 12;
 const S_HOTS: usize = 13;
 /// Pool slots the shaped requests use.
 const SHAPED: usize = 12;
+/// Sandbox pages mapped before the fuzz starts (in the first shaped slots).
+const SEEDED: usize = 4;
 /// Main steps that are an async batch, in percent.
 const BATCH_PERCENT: usize = 8;
 /// The completion vector of the main thread's syscall buffer (it is never woken by it: it
@@ -430,6 +432,24 @@ fn setup(env: &mut Env, vs: usize) -> Result<(usize, usize, usize), Fail> {
     ok!(cnode::mint(f, F_SELF, F_BITS, CNODE, f, ROOT_DEPTH, all, 64 - F_BITS));
     ok!(cnode::copy(f, F_SANDBOX, F_BITS, CNODE, vs, ROOT_DEPTH, all));
     ok!(cnode::move_(f, F_DEBUG, F_BITS, CNODE, abi::init_cap::DEBUG, ROOT_DEPTH));
+    // The sandbox's first two 2 MiB regions get their tables (pool slots after the kinds) and
+    // SEEDED pages mapped (in the shaped slots), given to the witnesses from the start: the
+    // fuzz unmaps, deletes and retypes from there.
+    let tables =
+        [(SANDBOX_VA, 2 + kinds.len()), (SANDBOX_VA, 3 + kinds.len()), (SANDBOX_VA + (1 << 21), 4 + kinds.len())];
+    let frames = (0..SEEDED).map(|k| (SANDBOX_VA + k * PAGE, POOL - SHAPED + k));
+    for (i, (va, dest)) in tables.into_iter().chain(frames).enumerate() {
+        let s = env.slot()?;
+        let table = i < tables.len();
+        ok!(untyped::retype(u2, if table { o::PAGE_TABLE } else { o::PAGE_4K }, 0, CNODE, 0, 0, s, 1));
+        if table {
+            ok!(vspace::page_table_map(s, vs, va, 0));
+        } else {
+            ok!(vspace::page_map(s, vs, va, userlib::invoke::rights::READ_WRITE, 0));
+            publish_hot(va);
+        }
+        ok!(cnode::move_(f, dest, F_BITS, CNODE, s, ROOT_DEPTH));
+    }
     Ok((f, u1, u2))
 }
 
@@ -654,12 +674,12 @@ pub fn fuzz(env: &mut Env) -> TResult {
     // The witnesses' forged entry: read-write user access to a page of ours.
     let target = env.alloc(o::PAGE_4K, 0)?;
     let bytes0 = syscall::debug_stat(stat::OBJECT_BYTES);
+    for h in &HOT {
+        h.store(0, SeqCst);
+    }
     let (f, u1, u2) = setup(env, vs)?;
     for i in 0..=S_HOTS {
         sset(i, 0);
-    }
-    for h in &HOT {
-        h.store(0, SeqCst);
     }
     sset(S_PATTERN, (target.paddr >> 12) << 10 | FORGED_LEAF);
     for w in &WORKER_NEXT {
