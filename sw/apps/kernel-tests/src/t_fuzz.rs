@@ -795,6 +795,8 @@ pub fn fuzz(env: &mut Env) -> TResult {
     }
     let (verdict, steps, wsteps) = (sget(S_VERDICT), sget(S_STEPS), sget(S_WSTEPS));
     if verdict != 1 {
+        // The debug cap goes back first: the suite's end (its check, DebugHalt) needs it.
+        let _ = cnode::move_(CNODE, abi::init_cap::DEBUG, ROOT_DEPTH, f, F_DEBUG, F_BITS);
         println!("");
         println!(
             "[ktest] fuzz: seed {} failed at main step {} (verdict {}, {} violations; {} worker steps); its last steps:",
