@@ -8,7 +8,8 @@
 //! * memory: no two distinct objects overlap (a frame over a CNode is how isolation breaks);
 //! * address spaces: every user page-table entry is vouched for by a capability that records
 //!   that very mapping (a table by a PageTable cap, a page by a Frame cap of its size), so no
-//!   freed table or kernel memory is reachable from user mode.
+//!   freed table or kernel memory is reachable from user mode; a page table mapped nowhere has
+//!   no valid entry (it is made zero and emptied when unmapped);
 //! * sender tables: every registered sender cap's handle names a live table whose entry
 //!   records that very cap slot and notification, and every entry of every live table is
 //!   owned by such a cap; a table's thread names it back, its count is right, and it is an
@@ -239,6 +240,12 @@ fn visit_slot(c: &mut Checker, tb: &mut Tables, s: SlotRef) {
     if let Cap::Notification { obj, uintr, .. } = slot.cap {
         if uintr != 0 {
             check_sender_cap(c, tb, s, obj, uintr);
+        }
+    }
+    if let Cap::PageTable { base, mapped: None } = slot.cap {
+        // Made zero, and emptied when unmapped: an entry here was written from elsewhere.
+        if let Some(i) = at::<[Pte; ENTRIES]>(base).iter().position(|p| p.is_valid()) {
+            c.violation(format_args!("page table {base:#x} is mapped nowhere but its entry {i} is valid"));
         }
     }
     record(tb, slot.cap);

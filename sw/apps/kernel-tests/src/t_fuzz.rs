@@ -99,6 +99,8 @@ const S_HOTS: usize = 13;
 const SHAPED: usize = 12;
 /// Sandbox pages mapped before the fuzz starts (in the first shaped slots).
 const SEEDED: usize = 4;
+/// The pool's Untyped (16 KiB, made from the second Untyped; the seeded pages fill it).
+const POOL_UNTYPED: usize = 9;
 /// Main steps that are an async batch, in percent.
 const BATCH_PERCENT: usize = 8;
 /// The completion vector of the main thread's syscall buffer (it is never woken by it: it
@@ -320,12 +322,12 @@ fn shaped_request(r: &mut Rng) -> (Op, usize) {
             let target = slot(r);
             op.svc = F_SELF;
             let label = if r.chance(50) { l::CNODE_DELETE } else { l::CNODE_REVOKE };
-            // A revoke of an Untyped (slot 0: u1's copy) empties it for reuse.
-            (label, [if r.chance(20) { 0 } else { target }, 64, 0, 0, 0, 0], &[])
+            // A revoke of one of the pool's Untypeds empties it for reuse.
+            (label, [if r.chance(25) { [0, POOL_UNTYPED][r.below(2)] } else { target }, 64, 0, 0, 0, 0], &[])
         }
         _ => {
-            // The pool's Untypeds: slot 0 (u1's copy), slot 9 (made from u2), or a shaped one.
-            op.svc = [0, 9, op.svc][r.below(3)];
+            // The pool's Untypeds (u1's copy, the one the seeded pages came from) or a shaped slot.
+            op.svc = [0, POOL_UNTYPED, op.svc][r.below(3)];
             let ty = [o::PAGE_4K, o::PAGE_4K, o::PAGE_TABLE, o::PAGE_TABLE, o::CNODE, o::ENDPOINT, o::UNTYPED, o::TCB]
                 [r.below(8)];
             let bits = match ty {
@@ -412,13 +414,19 @@ fn setup(env: &mut Env, vs: usize) -> Result<(usize, usize, usize), Fail> {
         o::UNTYPED,
         o::UINTR_SENDER_TABLE,
     ];
+    // The pool's Untyped is made in our CSpace first: the seeded pages below come from it.
+    let seed_ut = env.slot()?;
     for (i, &k) in kinds.iter().enumerate() {
         let bits = match k {
             o::CNODE => 3,
             o::UNTYPED => 14,
             _ => 0,
         };
-        ok!(untyped::retype(u2, k, bits, CNODE, f, ROOT_DEPTH, 2 + i, 1));
+        if k == o::UNTYPED {
+            ok!(untyped::retype(u2, k, bits, CNODE, 0, 0, seed_ut, 1));
+        } else {
+            ok!(untyped::retype(u2, k, bits, CNODE, f, ROOT_DEPTH, 2 + i, 1));
+        }
     }
     // The pool's thread has the pool's sender table bound (so sender registrations for it can
     // succeed): both pass through the root's CSpace for the call.
@@ -433,15 +441,17 @@ fn setup(env: &mut Env, vs: usize) -> Result<(usize, usize, usize), Fail> {
     ok!(cnode::copy(f, F_SANDBOX, F_BITS, CNODE, vs, ROOT_DEPTH, all));
     ok!(cnode::move_(f, F_DEBUG, F_BITS, CNODE, abi::init_cap::DEBUG, ROOT_DEPTH));
     // The sandbox's first two 2 MiB regions get their tables (pool slots after the kinds) and
-    // SEEDED pages mapped (in the shaped slots), given to the witnesses from the start: the
-    // fuzz unmaps, deletes and retypes from there.
+    // SEEDED pages mapped (in the shaped slots, made from the pool's Untyped, which they fill),
+    // given to the witnesses from the start: the fuzz unmaps, deletes, revokes that Untyped
+    // and retypes the same memory from there.
     let tables =
         [(SANDBOX_VA, 2 + kinds.len()), (SANDBOX_VA, 3 + kinds.len()), (SANDBOX_VA + (1 << 21), 4 + kinds.len())];
     let frames = (0..SEEDED).map(|k| (SANDBOX_VA + k * PAGE, POOL - SHAPED + k));
     for (i, (va, dest)) in tables.into_iter().chain(frames).enumerate() {
         let s = env.slot()?;
         let table = i < tables.len();
-        ok!(untyped::retype(u2, if table { o::PAGE_TABLE } else { o::PAGE_4K }, 0, CNODE, 0, 0, s, 1));
+        let (ut, ty) = if table { (u2, o::PAGE_TABLE) } else { (seed_ut, o::PAGE_4K) };
+        ok!(untyped::retype(ut, ty, 0, CNODE, 0, 0, s, 1));
         if table {
             ok!(vspace::page_table_map(s, vs, va, 0));
         } else {
@@ -450,6 +460,7 @@ fn setup(env: &mut Env, vs: usize) -> Result<(usize, usize, usize), Fail> {
         }
         ok!(cnode::move_(f, dest, F_BITS, CNODE, s, ROOT_DEPTH));
     }
+    ok!(cnode::move_(f, POOL_UNTYPED, F_BITS, CNODE, seed_ut, ROOT_DEPTH));
     Ok((f, u1, u2))
 }
 
