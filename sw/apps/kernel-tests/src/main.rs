@@ -184,7 +184,8 @@ mod rt {
 
     /// The `rtl-subset` feature builds an image for the slow RTL simulation: the basic boot
     /// tests, the user-interrupt tests, one short timer test (kernel deadlines through the
-    /// UINTC) and the IPC benchmarks (the fastpath's same-hart round trip, the cross-hart one)
+    /// UINTC), the async-batch stale-translation test (its race is real there) and the IPC
+    /// benchmarks (the fastpath's same-hart round trip, the cross-hart one)
     /// only. `make bench-lock` runs the lock-hold benchmark there
     /// (about 20 M cycles of its own).
     /// `KTEST_ONLY=a,b make sw` (at build time) keeps only the tests whose names contain one
