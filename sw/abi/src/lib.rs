@@ -104,7 +104,8 @@ pub mod stat {
     /// Invocations stopped at a preemption point and restarted (a long Retype or Revoke).
     pub const PREEMPTIONS: usize = 15;
     /// The longest the kernel lock was held at once, in cycles, since the last read with
-    /// `RESET` set (`DebugStat(LOCK_HOLD_MAX | RESET)` reads and starts over). Measured only
+    /// `RESET` set (`DebugStat(LOCK_HOLD_MAX | RESET)` reads and starts over; it needs the debug
+    /// capability, its cptr in a1, and returns usize::MAX without it). Measured only
     /// from the first such read on (0 before it): the kernel does not time its holds unasked.
     pub const LOCK_HOLD_MAX: usize = 16;
     /// Kernel deadlines that fired (raised their vector).

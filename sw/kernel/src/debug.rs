@@ -3,7 +3,7 @@
 use crate::ipc::{self, A0, A1};
 use crate::object::tcb::{self, Tcb};
 use crate::{arch, kprintln, sched, stats};
-use abi::{object, syscall as nr};
+use abi::{object, stat, syscall as nr};
 use caps::Cap;
 
 /// Bytes one DebugPutString writes at most.
@@ -33,7 +33,15 @@ pub fn handle(me: &mut Tcb, n: isize) -> bool {
             me.ctx.regs[A0] = arch::cpu::cycles() as usize;
             me.ctx.regs[A1] = crate::percpu::this().hart;
         }
-        nr::DEBUG_STAT => me.ctx.regs[A0] = stats::read(a0).map_or(usize::MAX, |v| v as usize),
+        // Reading a counter is open; starting a measurement over (`RESET`) changes what every
+        // other reader sees, so it needs the debug capability (its cptr in a1).
+        nr::DEBUG_STAT => {
+            me.ctx.regs[A0] = if a0 & stat::RESET != 0 && !holds_debug_cap(me, me.ctx.regs[A1]) {
+                usize::MAX
+            } else {
+                stats::read(a0).map_or(usize::MAX, |v| v as usize)
+            }
+        }
         // The scheduler dump shows kernel addresses and Halt ends the system: both need the
         // debug capability (its cptr in a0 / a1); without it they return usize::MAX.
         nr::DEBUG_DUMP_SCHEDULER => {

@@ -8,11 +8,16 @@
 //! * memory: no two distinct objects overlap (a frame over a CNode is how isolation breaks);
 //! * address spaces: every user page-table entry is vouched for by a capability that records
 //!   that very mapping (a table by a PageTable cap, a page by a Frame cap of its size), so no
-//!   freed table or kernel memory is reachable from user mode.
+//!   freed table or kernel memory is reachable from user mode; a page table mapped nowhere has
+//!   no valid entry (it is made zero and emptied when unmapped);
 //! * sender tables: every registered sender cap's handle names a live table whose entry
 //!   records that very cap slot and notification, and every entry of every live table is
 //!   owned by such a cap; a table's thread names it back, its count is right, and it is an
 //!   object some cap vouches for;
+//! * memory reuse: no memory was handed out (`Untyped_Retype`, `ASIDControl_MakePool`) while
+//!   a TLB shootdown of this hart's async batch was still deferred (`asyscall::tlb`): another
+//!   hart could have stored through the removed translation into the new object. Recorded
+//!   where memory is handed out (`memory_handed_out`), reported and cleared by the next check;
 //! * kernel deadlines: each hart's list is well linked, sorted, made of live threads that say
 //!   they are on it, and its head is what the hart's timer expects
 //!   (`deadline::check`).
@@ -30,7 +35,22 @@ use crate::kprintln;
 use crate::object::{asid, at, notification::Notification, tcb, KSlots};
 use abi::layout::USER_TOP;
 use caps::{cap::PT_ROOT, cdt, Cap, SlotRef, Slots, NO_SLOT};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use sv39::{Pte, ENTRIES};
+
+/// Memory handed out with a deferred shootdown outstanding: how often since the last check, and
+/// the last such address.
+static UNFLUSHED_REUSES: AtomicUsize = AtomicUsize::new(0);
+static UNFLUSHED_AT: AtomicU64 = AtomicU64::new(0);
+
+/// Memory at `pa` is about to become a new object (kernel lock held): record it if a
+/// translation removed by this hart's batch may still be live somewhere.
+pub fn memory_handed_out(pa: u64) {
+    if crate::asyscall::tlb::outstanding() {
+        UNFLUSHED_REUSES.fetch_add(1, Ordering::Relaxed);
+        UNFLUSHED_AT.store(pa, Ordering::Relaxed);
+    }
+}
 
 const MAX_CNODES: usize = 1024;
 const MAX_TABLES: usize = 1024;
@@ -166,6 +186,13 @@ pub fn check(scope: Option<Cap>) -> Report {
         }
     });
     crate::deadline::check(&mut |a| c.violation(a));
+    let reuses = UNFLUSHED_REUSES.swap(0, Ordering::Relaxed);
+    if reuses != 0 {
+        c.violation(format_args!(
+            "memory handed out {reuses} time(s) while a deferred TLB shootdown was outstanding (last at {:#x})",
+            UNFLUSHED_AT.load(Ordering::Relaxed)
+        ));
+    }
     c.report.truncated = tb.truncated;
     c.report
 }
@@ -213,6 +240,12 @@ fn visit_slot(c: &mut Checker, tb: &mut Tables, s: SlotRef) {
     if let Cap::Notification { obj, uintr, .. } = slot.cap {
         if uintr != 0 {
             check_sender_cap(c, tb, s, obj, uintr);
+        }
+    }
+    if let Cap::PageTable { base, mapped: None } = slot.cap {
+        // Made zero, and emptied when unmapped: an entry here was written from elsewhere.
+        if let Some(i) = at::<[Pte; ENTRIES]>(base).iter().position(|p| p.is_valid()) {
+            c.violation(format_args!("page table {base:#x} is mapped nowhere but its entry {i} is valid"));
         }
     }
     record(tb, slot.cap);

@@ -139,6 +139,12 @@ pub fn debug_stat(which: usize) -> usize {
     raw(nr::DEBUG_STAT, [which, 0, 0, 0, 0, 0])
 }
 
+/// Read counter `which` and start its measurement over (`abi::stat::RESET`; LOCK_HOLD_MAX):
+/// needs the debug capability, usize::MAX if `debug_cap` is not one.
+pub fn debug_stat_reset(debug_cap: usize, which: usize) -> usize {
+    raw(nr::DEBUG_STAT, [which | abi::stat::RESET, debug_cap, 0, 0, 0, 0])
+}
+
 /// Print the kernel's scheduler state; needs the debug capability (the root task's is at
 /// `abi::init_cap::DEBUG`). False if `debug_cap` is not one.
 pub fn debug_dump_scheduler(debug_cap: usize) -> bool {

@@ -259,6 +259,11 @@ impl Env {
         Ok(self.next_slot - 1)
     }
 
+    /// The next slot `slot` would give: the slots taken after this mark are `mark..mark()`.
+    pub fn mark(&self) -> usize {
+        self.next_slot
+    }
+
     /// `n` consecutive free slots; returns the first.
     pub fn slots(&mut self, n: usize) -> Result<usize, Fail> {
         if self.next_slot + n > self.end_slot {

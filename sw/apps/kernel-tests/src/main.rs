@@ -163,6 +163,7 @@ mod rt {
         ("asys_register_unregister_10000", crate::t_asys::register_unregister_10000),
         ("asys_wake_paths", crate::t_asys::wake_paths),
         ("asys_many_in_flight", crate::t_asys::many_in_flight),
+        ("asys_stale_translation_reuse", crate::t_asys::stale_translation_reuse),
         ("timer_deadline_abi", crate::t_timer::deadline_abi),
         ("timer_sleep_wakes_in_order", crate::t_timer::sleep_wakes_in_order),
         ("timer_timeout", crate::t_timer::timeout),
@@ -187,7 +188,8 @@ mod rt {
 
     /// The `rtl-subset` feature builds an image for the slow RTL simulation: the basic boot
     /// tests, the user-interrupt tests, one short timer test (kernel deadlines through the
-    /// UINTC) and the IPC benchmarks (the fastpath's same-hart round trip, the cross-hart one)
+    /// UINTC), the async-batch stale-translation test (its race is real there) and the IPC
+    /// benchmarks (the fastpath's same-hart round trip, the cross-hart one)
     /// only. `make bench-lock` runs the lock-hold benchmark there
     /// (about 20 M cycles of its own).
     /// `KTEST_ONLY=a,b make sw` (at build time) keeps only the tests whose names contain one
@@ -205,6 +207,7 @@ mod rt {
                     | "fastpath_call_replyrecv"
                     | "bench_round_trip"
                     | "timer_sleep_wakes_in_order"
+                    | "asys_stale_translation_reuse"
             )
             || name.starts_with("stale_space_")
     }

@@ -17,7 +17,7 @@ use userlib::task::Executor;
 use userlib::{cnode, print, syscall, tcb, uintr, untyped, vspace};
 
 /// Ring capacity (a 4 KiB frame per ring) and the client's table.
-const CAP: usize = 32;
+pub(crate) const CAP: usize = 32;
 /// The completion vector on the root's U-notification.
 const VEC: usize = 60;
 
@@ -34,7 +34,7 @@ struct Setup {
     buf: SysBuf,
 }
 
-fn buffer(env: &mut Env) -> Result<SysBuf, Fail> {
+pub(crate) fn buffer(env: &mut Env) -> Result<SysBuf, Fail> {
     let va = env.va(2);
     let req = env.new_page_at(VSPACE, va)?.cptr;
     let rep = env.new_page_at(VSPACE, va + PAGE)?.cptr;
@@ -264,12 +264,12 @@ pub fn error_paths(env: &mut Env) -> TResult {
 // ---------------------------------------------------------------------------------------------
 // Raw access to a registered buffer: what a hostile thread can write.
 
-struct Raw {
-    req: Producer,
-    rep: Consumer,
+pub(crate) struct Raw {
+    pub(crate) req: Producer,
+    pub(crate) rep: Consumer,
 }
 
-fn raw(buf: &SysBuf) -> Raw {
+pub(crate) fn raw(buf: &SysBuf) -> Raw {
     // SAFETY: both frames are mapped at these addresses for the rest of the suite.
     unsafe {
         Raw {
@@ -643,6 +643,111 @@ pub fn many_in_flight(env: &mut Env) -> TResult {
             all,
             calls
         );
+        Ok(())
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory reused while a deferred shootdown is outstanding (issue #38).
+
+/// Sv39 leaf flags V|R|W|U|A|D: what the writer forges.
+const FORGED_LEAF: usize = 0x1 | 0x2 | 0x4 | 0x10 | 0x40 | 0x80;
+/// Attempts at the race (each a fresh writer and batch); the RTL runs in parallel for real.
+const REUSE_ATTEMPTS: usize = if cfg!(feature = "rtl-subset") { 3 } else { 24 };
+/// Frames the slow fourth request makes: within one entry's preemption budget.
+const SLOW_FRAMES: usize = 48;
+/// Entries of the new table probed: every one on QEMU, where a writer may land part of a
+/// round; a spread on the RTL, whose writer rewrites the whole page many times in the window.
+const PROBE_STRIDE: usize = if cfg!(feature = "rtl-subset") { 64 } else { 1 };
+
+/// Stores SHARED[1] (a forged leaf entry) into all 512 words of the page at `va`, round after
+/// round (SHARED[2] counts them), until SHARED[3] is set or a store faults (no fault handler:
+/// the thread stops).
+extern "C" fn stale_writer(va: usize) -> ! {
+    let pte = sget(1);
+    while sget(3) == 0 {
+        for i in 0..512 {
+            // SAFETY: mapped read-write when this thread starts; once unmapped, a store faults.
+            unsafe { core::ptr::write_volatile((va + 8 * i) as *mut usize, pte) };
+        }
+        crate::env::SHARED[2].fetch_add(1, SeqCst);
+    }
+    crate::env::park()
+}
+
+/// One chunk of async requests revokes the Untyped under a frame F that a thread of our
+/// VSpace on another hart is storing into, retypes it into a page table, maps that table and
+/// runs a slow Retype. The writer's stores through its stale translation must not reach the
+/// table: the kernel may not hand F out again until that translation is gone on every hart.
+/// Probed by mapping a page at every entry of the new table: a forged entry makes it
+/// DeleteFirst.
+pub fn stale_translation_reuse(env: &mut Env) -> TResult {
+    with_teardown(env, |env| {
+        let other = env.need_other_hart()?;
+        let s = setup(env)?;
+        ok!(s.buf.register(ROOT_TCB, VEC));
+        let mut r = raw(&s.buf);
+        let ut = env.alloc(o::UNTYPED, 12)?.cptr;
+        let slow_ut = env.alloc(o::UNTYPED, 18)?.cptr;
+        let (f, pt) = (env.slot()?, env.slot()?);
+        let slow = env.slots(SLOW_FRAMES)?;
+        let x = env.va(1);
+        // Where the forged entries point: a page of ours, so a hit harms nothing.
+        let target = env.alloc(o::PAGE_4K, 0)?;
+        let probe = env.alloc_cap(o::PAGE_4K)?;
+        sset(1, (target.paddr >> 12) << 10 | FORGED_LEAF);
+        for attempt in 0..REUSE_ATTEMPTS {
+            ok!(untyped::retype(ut, o::PAGE_4K, 0, CNODE, 0, 0, f, 1));
+            env.map_frame(f, VSPACE, x, rights::READ_WRITE)?;
+            // A fresh 2 MiB region: its level-1 entry is free for the new table.
+            let y = env.va_region(1);
+            sset(2, 0);
+            sset(3, 0);
+            env.spawn_on(stale_writer, x, 255, other)?;
+            // The writer has the translation in its TLB and is storing.
+            crate::env::wait_for(2, 2, 1_000_000)?;
+            let reqs = [
+                Request::invocation(CNODE, l::CNODE_REVOKE, &[ut, ROOT_DEPTH], &[]),
+                Request::invocation(ut, l::UNTYPED_RETYPE, &[o::PAGE_TABLE, 0, 0, 0, pt, 1], &[CNODE]),
+                Request::invocation(pt, l::RISCV_PAGE_TABLE_MAP, &[y, 0], &[VSPACE]),
+                Request::invocation(slow_ut, l::UNTYPED_RETYPE, &[o::PAGE_4K, 0, 0, 0, slow, SLOW_FRAMES], &[CNODE]),
+            ];
+            // All in the ring before one wake: one chunk runs them.
+            for (i, q) in reqs.iter().enumerate() {
+                let q = ok!(q.ok_or("request too long"));
+                for it in &q.to_items(i as u64)[..q.items()] {
+                    let _ = ok!(r.req.push(it).map_err(|_| "ring full"));
+                }
+            }
+            let _ = asys::wake();
+            for i in 0..reqs.len() {
+                let Some(rep) = r.reply(1_000_000)? else {
+                    return Err(crate::env::fail(format_args!("attempt {}: no reply to request {}", attempt, i)));
+                };
+                ensure_eq!(rep.id, i as u64, "reply order");
+                ensure!(rep.label == 0, "attempt {}: request {} failed with {}", attempt, i, rep.label);
+            }
+            sset(3, 1);
+            for k in (0..512).step_by(PROBE_STRIDE) {
+                let va = y + k * PAGE;
+                match vspace::page_map(probe, VSPACE, va, rights::READ_WRITE, 0) {
+                    Ok(()) => ok!(vspace::page_unmap(probe)),
+                    Err(err) if err.code == e::DELETE_FIRST => {
+                        // The forged table goes with its Untyped before the report.
+                        env.stop_helpers();
+                        let _ = cnode::revoke(CNODE, ut, ROOT_DEPTH);
+                        return Err(crate::env::fail(format_args!(
+                            "attempt {}: entry {} of the page table made from the frame the writer stored into is valid: a store through a stale translation reached reused memory",
+                            attempt, k
+                        )));
+                    }
+                    Err(err) => return Err(crate::env::fail(format_args!("probe map at {:#x}: {}", va, err))),
+                }
+            }
+            env.stop_helpers();
+            ok!(cnode::revoke(CNODE, ut, ROOT_DEPTH));
+            ok!(cnode::revoke(CNODE, slow_ut, ROOT_DEPTH));
+        }
         Ok(())
     })
 }

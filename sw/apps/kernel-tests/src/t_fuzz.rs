@@ -14,9 +14,21 @@
 //! A worker that faults (a receive on a cap without Read, say) goes to its fault endpoint; the
 //! root, watching, counts the fault and restarts the worker at its next step, so the fault path
 //! is fuzzed too and one fault does not end that worker's run.
-use crate::env::{check_invariants, sadd, sget, sset, Env, Fail, TResult, CNODE, ROOT_DEPTH};
-use abi::{label as l, object as o, stat, MessageInfo};
+//!
+//! Async system calls (issue #38): the main thread has a syscall buffer, and now and then a
+//! step is a batch of up to 16 requests (every async-capable label, and any label now and
+//! then) pushed at once and run by the kernel in one go, between the sync steps. Witness
+//! threads run in the sandbox VSpace (an image VSpace, so they can) on every other hart and
+//! keep storing a forged Sv39 leaf entry into the sandbox pages the main thread mapped, so a
+//! store through a translation the kernel removed but has not yet flushed everywhere lands in
+//! whatever the kernel made of that memory next: a page table then maps a page no cap vouches
+//! for, which the checker reports. The checker also reports memory handed out while a
+//! shootdown was still deferred (`invariants::memory_handed_out`), race or not.
+use crate::env::{check_invariants, sadd, sget, sset, Env, Fail, TResult, CNODE, PAGE, ROOT_DEPTH};
+use crate::t_asys::Raw;
+use abi::{asys as a, error as e, label as l, object as o, stat, MessageInfo};
 use core::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use userlib::asys::Request;
 use userlib::tcb::UserContext;
 use userlib::{cnode, ipc, print, println, syscall, untyped, vspace};
 
@@ -30,8 +42,17 @@ const F_SANDBOX: usize = 49;
 /// Worker k's fault endpoint (badge k + 1): out of every argument's reach like F_SELF.
 const F_FAULT: usize = 50;
 const F_DEBUG: usize = 63;
+/// The witnesses' CNode: the caps behind the sandbox's image mappings and the witnesses'
+/// stacks, so the scoped check sees what vouches for every entry of the sandbox VSpace.
+const F_INFRA: usize = 60;
+/// Its size (bits).
+const INFRA_BITS: usize = 10;
 /// Where sandbox mappings go, in the sandbox VSpace (never the root task's).
 const SANDBOX_VA: usize = 0x4000_0000;
+/// Workers (and witnesses): one each per other hart, at most this many.
+const MAX_WORKERS: usize = 6;
+/// Sv39 leaf flags V|R|W|U|A|D: the witnesses' forged entry.
+const FORGED_LEAF: usize = 0x1 | 0x2 | 0x4 | 0x10 | 0x40 | 0x80;
 
 /// Seed and steps per thread; `make fuzz` sets them at build time.
 fn seed() -> u64 {
@@ -64,6 +85,43 @@ const S_VIOL: usize = 4;
 const S_FAULTS: usize = 5;
 /// Shared word: faults the workers took on purpose (each must reach the handler).
 const S_DELIBERATE: usize = 6;
+/// Shared words: witness rounds over the hot pages, witnesses to stop, the forged entry they
+/// store, async requests answered, async batches run, witness faults (a hot page unmapped).
+const S_WROUNDS: usize = 7;
+const S_WSTOP: usize = 8;
+const S_PATTERN: usize = 9;
+const S_ASYNC: usize = 10;
+const S_BATCHES: usize = 11;
+const S_WFAULTS: usize = 12;
+/// Shared word: sandbox pages published to the witnesses.
+const S_HOTS: usize = 13;
+/// Pool slots the shaped requests use.
+const SHAPED: usize = 12;
+/// Sandbox pages mapped before the fuzz starts (in the first shaped slots).
+const SEEDED: usize = 4;
+/// The pool's Untyped (16 KiB, made from the second Untyped; the seeded pages fill it).
+const POOL_UNTYPED: usize = 9;
+/// Main steps that are an async batch, in percent.
+const BATCH_PERCENT: usize = 8;
+/// The completion vector of the main thread's syscall buffer (it is never woken by it: it
+/// polls).
+const ASYS_VEC: usize = 61;
+
+/// Sandbox pages the main thread mapped (0: none): the witnesses store into each.
+const HOT_LEN: usize = 16;
+static HOT: [AtomicUsize; HOT_LEN] = [const { AtomicUsize::new(0) }; HOT_LEN];
+static HOT_NEXT: AtomicUsize = AtomicUsize::new(0);
+
+fn publish_hot(va: usize) {
+    HOT[HOT_NEXT.fetch_add(1, SeqCst) % HOT_LEN].store(va & !(PAGE - 1), SeqCst);
+}
+
+/// The page at `addr` faulted for a witness: it is no longer mapped.
+fn drop_hot(addr: usize) {
+    for h in &HOT {
+        let _ = h.compare_exchange(addr & !(PAGE - 1), 0, SeqCst, SeqCst);
+    }
+}
 
 /// Worker k's next step: a worker restarted after a fault goes on from the step after the one
 /// that faulted (each step's random stream depends only on the seed, k and the step number).
@@ -129,6 +187,16 @@ struct Op {
     args: [usize; 6],
     caps: [usize; 3],
     ncaps: usize,
+    /// The invocation succeeded.
+    ok: bool,
+}
+
+impl Op {
+    /// A page mapped into the sandbox: one for the witnesses.
+    fn mapped_sandbox_page(&self) -> Option<usize> {
+        (self.ok && self.label == l::RISCV_PAGE_MAP && self.ncaps > 0 && self.caps[0] == F_SANDBOX)
+            .then_some(self.args[0])
+    }
 }
 
 /// One random step; returns what it did (for the failure report).
@@ -216,21 +284,123 @@ fn step(r: &mut Rng, may_receive: bool, before: &mut dyn FnMut(&Op)) -> Op {
             [op.args[0], op.args[1], op.args[2], op.args[3]],
         );
     } else {
-        let _ = userlib::invoke::invoke(svc, op.label, &op.args[..nargs], &op.caps[..op.ncaps]);
+        op.ok = userlib::invoke::invoke(svc, op.label, &op.args[..nargs], &op.caps[..op.ncaps]).is_ok();
     }
     op
 }
 
+/// A random async request: an async-capable invocation of a pool slot (any label now and
+/// then), arguments as `step` makes them.
+fn async_request(r: &mut Rng) -> (Op, usize) {
+    let mut op = Op { svc: r.below(POOL), ..Op::default() };
+    op.label = if r.chance(3) { r.below(64) } else { a::ASYNC_LABELS[r.below(a::ASYNC_LABELS.len())] };
+    for w in op.args.iter_mut() {
+        *w = word(r);
+    }
+    op.ncaps = r.below(4);
+    for i in 0..op.ncaps {
+        op.caps[i] = cap_arg(r);
+    }
+    (op, r.below(7))
+}
+
+/// A request shaped to succeed often, so that one batch maps, unmaps, deletes and retypes the
+/// same memory (the class of issue #38): sandbox maps of pool frames and tables, unmaps,
+/// deletes and revokes through the fuzz CNode, retypes of the pool's Untypeds into pool slots.
+fn shaped_request(r: &mut Rng) -> (Op, usize) {
+    // The last SHAPED slots of the pool: few enough that what one request makes, the next
+    // names.
+    let slot = |r: &mut Rng| POOL - SHAPED + r.below(SHAPED);
+    let mut op = Op { svc: slot(r), ..Op::default() };
+    // The first two 2 MiB regions of the sandbox (the witnesses' pages).
+    let region = SANDBOX_VA + r.below(2) * (1 << 21);
+    let (label, args, caps): (usize, [usize; 6], &[usize]) = match r.below(7) {
+        0 | 1 => (l::RISCV_PAGE_MAP, [region + r.below(16) * PAGE, 3, 0, 0, 0, 0], &[F_SANDBOX]),
+        2 => (l::RISCV_PAGE_TABLE_MAP, [region, 0, 0, 0, 0, 0], &[F_SANDBOX]),
+        3 => (if r.chance(70) { l::RISCV_PAGE_UNMAP } else { l::RISCV_PAGE_TABLE_UNMAP }, [0; 6], &[]),
+        4 => {
+            let target = slot(r);
+            op.svc = F_SELF;
+            let label = if r.chance(50) { l::CNODE_DELETE } else { l::CNODE_REVOKE };
+            // A revoke of one of the pool's Untypeds empties it for reuse.
+            (label, [if r.chance(25) { [0, POOL_UNTYPED][r.below(2)] } else { target }, 64, 0, 0, 0, 0], &[])
+        }
+        _ => {
+            // The pool's Untypeds (u1's copy, the one the seeded pages came from) or a shaped slot.
+            op.svc = [0, POOL_UNTYPED, op.svc][r.below(3)];
+            let ty = [o::PAGE_4K, o::PAGE_4K, o::PAGE_TABLE, o::PAGE_TABLE, o::CNODE, o::ENDPOINT, o::UNTYPED, o::TCB]
+                [r.below(8)];
+            let bits = match ty {
+                o::CNODE => 2,
+                o::UNTYPED => 12,
+                _ => 0,
+            };
+            (l::UNTYPED_RETYPE, [ty, bits, 0, 0, slot(r), 1 + r.below(2)], &[F_SELF])
+        }
+    };
+    op.label = label;
+    op.args = args;
+    op.ncaps = caps.len();
+    op.caps[..caps.len()].copy_from_slice(caps);
+    let nargs = match label {
+        l::RISCV_PAGE_MAP => 3,
+        l::RISCV_PAGE_TABLE_MAP | l::CNODE_DELETE | l::CNODE_REVOKE => 2,
+        l::UNTYPED_RETYPE => 6,
+        _ => 0,
+    };
+    (op, nargs)
+}
+
+/// A batch step of the main thread: up to 16 requests pushed at once (one part of a batch in
+/// the kernel), random or (every other batch) shaped, one wake, every reply taken. Err: a
+/// reply did not come, or the buffer was closed (nothing the fuzz can name reaches it).
+fn async_batch(r: &mut Rng, ring: &mut Raw, before: &mut dyn FnMut(&Op)) -> Result<(), &'static str> {
+    let n = 1 + r.below(a::BATCH);
+    let shaped = r.chance(50);
+    let mut ops = [Op::default(); a::BATCH];
+    for (i, op) in ops[..n].iter_mut().enumerate() {
+        let (q, nargs) = if shaped { shaped_request(r) } else { async_request(r) };
+        *op = q;
+        before(op);
+        let req =
+            Request::invocation(q.svc, q.label, &q.args[..nargs], &q.caps[..q.ncaps]).ok_or("request too long")?;
+        for it in &req.to_items(i as u64)[..req.items()] {
+            let _ = ring.req.push(it).map_err(|_| "request ring full")?;
+        }
+    }
+    let mut got = 0;
+    for spin in 0..200_000 {
+        while let Some(p) = ring.rep.pop().map_err(|_| "reply ring broken")? {
+            let op = ops.get_mut(p.item.id as usize).ok_or("reply with an unknown id")?;
+            op.ok = p.item.label == 0;
+            if let Some(va) = op.mapped_sandbox_page() {
+                publish_hot(va);
+                sadd(S_HOTS, 1);
+            }
+            got += 1;
+        }
+        if got == n {
+            sadd(S_ASYNC, n);
+            sadd(S_BATCHES, 1);
+            return Ok(());
+        }
+        if spin % 16 == 0 && userlib::asys::wake() == Err(e::ILLEGAL_OPERATION) {
+            return Err("the syscall buffer was closed");
+        }
+        syscall::yield_now();
+    }
+    Err("async replies missing")
+}
+
 /// The fuzz CSpace: Untypeds to retype from (a copy of one, an Untyped made from the other;
-/// the originals in the root's CSpace are the cleanup handles), a sandbox VSpace with an ASID,
+/// the originals in the root's CSpace are the cleanup handles), a sandbox VSpace with an ASID
+/// and our image mapped,
 /// one object of each kind (a sender table too), the CNode
 /// itself and the debug cap. Returns (fuzz CNode, Untyped 1, Untyped 2, sandbox VSpace).
-fn setup(env: &mut Env) -> Result<(usize, usize, usize, usize), Fail> {
+fn setup(env: &mut Env, vs: usize) -> Result<(usize, usize, usize), Fail> {
     let f = env.alloc(o::CNODE, F_BITS)?.cptr;
     let u1 = env.alloc(o::UNTYPED, 20)?.cptr;
     let u2 = env.alloc(o::UNTYPED, 17)?.cptr;
-    let vs = env.alloc_cap(o::PAGE_TABLE)?;
-    ok!(vspace::asid_pool_assign(abi::init_cap::ASID_POOL, vs));
     let all = userlib::invoke::rights::ALL;
     ok!(cnode::copy(f, 0, F_BITS, CNODE, u1, ROOT_DEPTH, all));
     let kinds = [
@@ -244,13 +414,19 @@ fn setup(env: &mut Env) -> Result<(usize, usize, usize, usize), Fail> {
         o::UNTYPED,
         o::UINTR_SENDER_TABLE,
     ];
+    // The pool's Untyped is made in our CSpace first: the seeded pages below come from it.
+    let seed_ut = env.slot()?;
     for (i, &k) in kinds.iter().enumerate() {
         let bits = match k {
             o::CNODE => 3,
             o::UNTYPED => 14,
             _ => 0,
         };
-        ok!(untyped::retype(u2, k, bits, CNODE, f, ROOT_DEPTH, 2 + i, 1));
+        if k == o::UNTYPED {
+            ok!(untyped::retype(u2, k, bits, CNODE, 0, 0, seed_ut, 1));
+        } else {
+            ok!(untyped::retype(u2, k, bits, CNODE, f, ROOT_DEPTH, 2 + i, 1));
+        }
     }
     // The pool's thread has the pool's sender table bound (so sender registrations for it can
     // succeed): both pass through the root's CSpace for the call.
@@ -264,7 +440,28 @@ fn setup(env: &mut Env) -> Result<(usize, usize, usize, usize), Fail> {
     ok!(cnode::mint(f, F_SELF, F_BITS, CNODE, f, ROOT_DEPTH, all, 64 - F_BITS));
     ok!(cnode::copy(f, F_SANDBOX, F_BITS, CNODE, vs, ROOT_DEPTH, all));
     ok!(cnode::move_(f, F_DEBUG, F_BITS, CNODE, abi::init_cap::DEBUG, ROOT_DEPTH));
-    Ok((f, u1, u2, vs))
+    // The sandbox's first two 2 MiB regions get their tables (pool slots after the kinds) and
+    // SEEDED pages mapped (in the shaped slots, made from the pool's Untyped, which they fill),
+    // given to the witnesses from the start: the fuzz unmaps, deletes, revokes that Untyped
+    // and retypes the same memory from there.
+    let tables =
+        [(SANDBOX_VA, 2 + kinds.len()), (SANDBOX_VA, 3 + kinds.len()), (SANDBOX_VA + (1 << 21), 4 + kinds.len())];
+    let frames = (0..SEEDED).map(|k| (SANDBOX_VA + k * PAGE, POOL - SHAPED + k));
+    for (i, (va, dest)) in tables.into_iter().chain(frames).enumerate() {
+        let s = env.slot()?;
+        let table = i < tables.len();
+        let (ut, ty) = if table { (u2, o::PAGE_TABLE) } else { (seed_ut, o::PAGE_4K) };
+        ok!(untyped::retype(ut, ty, 0, CNODE, 0, 0, s, 1));
+        if table {
+            ok!(vspace::page_table_map(s, vs, va, 0));
+        } else {
+            ok!(vspace::page_map(s, vs, va, userlib::invoke::rights::READ_WRITE, 0));
+            publish_hot(va);
+        }
+        ok!(cnode::move_(f, dest, F_BITS, CNODE, s, ROOT_DEPTH));
+    }
+    ok!(cnode::move_(f, POOL_UNTYPED, F_BITS, CNODE, seed_ut, ROOT_DEPTH));
+    Ok((f, u1, u2))
 }
 
 /// Time (timebase ticks) the main thread spent in full and in scoped checks (the calls, lock
@@ -300,14 +497,45 @@ fn print_log(upto: usize) {
     }
 }
 
-/// The main fuzz thread: a step, then the kernel's checker; stops at the first violation.
+/// Where the main thread's syscall buffer is (request ring; the reply ring a page above), 0
+/// for none: registered by the root before the thread starts.
+static MAIN_RING: AtomicUsize = AtomicUsize::new(0);
+
+/// The main fuzz thread: a step (sync, or an async batch), then the kernel's checker; stops at
+/// the first violation.
 extern "C" fn main_thread(_: usize) -> ! {
     let mut r = Rng(seed());
+    let va = MAIN_RING.load(SeqCst);
+    let mut ring = (va != 0).then(|| {
+        crate::t_asys::raw(&userlib::asys::SysBuf {
+            req_frame: 0,
+            req_vaddr: va,
+            rep_frame: 0,
+            rep_vaddr: va + PAGE,
+            capacity: crate::t_asys::CAP,
+        })
+    });
     for i in 0..count() {
-        step(&mut r, false, &mut |op| {
+        let mut before = |op: &Op| {
             log_op(i, op);
             sset(S_STEPS, i);
-        });
+        };
+        match ring.as_mut() {
+            Some(ring) if r.chance(BATCH_PERCENT) => {
+                if let Err(why) = async_batch(&mut r, ring, &mut before) {
+                    println!("");
+                    println!("[ktest] fuzz: seed {} main step {}: {}", seed(), i, why);
+                    sset(S_VERDICT, 4);
+                    park_here()
+                }
+            }
+            _ => {
+                if let Some(va) = step(&mut r, false, &mut before).mapped_sandbox_page() {
+                    publish_hot(va);
+                    sadd(S_HOTS, 1);
+                }
+            }
+        }
         sset(S_STEPS, i + 1);
         // Long runs (`make fuzz COUNT=...`) show how far they got, even if stopped early.
         if (i + 1) % 10_000 == 0 {
@@ -341,6 +569,26 @@ extern "C" fn main_thread(_: usize) -> ! {
     park_here()
 }
 
+/// Witness k: stores the forged entry into a few words of every hot sandbox page, round after
+/// round, in user mode (no kernel entry) until told to stop. A hot page unmapped faults it:
+/// the root drops the page and restarts it.
+extern "C" fn witness(_: usize) -> ! {
+    let pattern = sget(S_PATTERN);
+    while sget(S_WSTOP) == 0 {
+        for h in &HOT {
+            let va = h.load(SeqCst);
+            if va != 0 {
+                for w in (0..PAGE).step_by(PAGE / 8) {
+                    // SAFETY: a sandbox page of our VSpace; unmapped, the store faults.
+                    unsafe { core::ptr::write_volatile((va + w) as *mut usize, pattern) };
+                }
+            }
+        }
+        sadd(S_WROUNDS, 1);
+    }
+    park_here()
+}
+
 extern "C" fn worker(k: usize) -> ! {
     loop {
         let i = WORKER_NEXT[k].fetch_add(1, SeqCst);
@@ -355,14 +603,27 @@ extern "C" fn worker(k: usize) -> ! {
     park_here()
 }
 
-/// Workers' faults waiting on the fault endpoint: count each and restart its worker at its
-/// entry (fresh stack, same k), where it picks up its next step. Returns how many it served.
-fn serve_faults(ep: usize, workers: &[crate::env::Thread]) -> usize {
+/// Workers' and witnesses' faults waiting on the fault endpoint: count each and restart its
+/// thread at its entry (fresh stack, same k): a worker picks up its next step, a witness
+/// forgets the page that faulted. Returns how many it served.
+fn serve_faults(ep: usize, workers: &[crate::env::Thread], witnesses: &[crate::env::Thread]) -> usize {
     let mut n = 0;
     loop {
-        let (badge, info, _) = syscall::nb_recv(ep);
-        if badge == 0 || badge > workers.len() {
+        let (badge, info, mrs) = syscall::nb_recv(ep);
+        if badge == 0 || badge > workers.len() + witnesses.len() {
             return n;
+        }
+        if badge > workers.len() {
+            let w = &witnesses[badge - 1 - workers.len()];
+            sadd(S_WFAULTS, 1);
+            if info.label == abi::fault::VM_FAULT {
+                drop_hot(mrs[1]);
+            }
+            if restart(w, witness as *const () as usize, 0).is_ok() {
+                syscall::reply(MessageInfo::new(0, 0, 0, 0), [0; 4]);
+            }
+            n += 1;
+            continue;
         }
         let (k, w) = (badge - 1, &workers[badge - 1]);
         sadd(S_FAULTS, 1);
@@ -374,18 +635,22 @@ fn serve_faults(ep: usize, workers: &[crate::env::Thread]) -> usize {
                 WORKER_NEXT[k].load(SeqCst).saturating_sub(1)
             );
         }
-        let restarted = userlib::tcb::read_registers(w.tcb, false, 0, abi::regs::COUNT).and_then(|mut ctx| {
-            ctx.regs[UserContext::PC] = worker as *const () as usize;
-            ctx.regs[UserContext::SP] = w.stack_top;
-            ctx.set_a(0, k);
-            userlib::tcb::write_registers(w.tcb, false, 0, abi::regs::COUNT, &ctx)
-        });
         // Length 0: the reply writes no registers, it only resumes the worker where it now is.
-        if restarted.is_ok() {
+        if restart(w, worker as *const () as usize, k).is_ok() {
             syscall::reply(MessageInfo::new(0, 0, 0, 0), [0; 4]);
         }
         n += 1;
     }
+}
+
+/// Point thread `w` at `entry(arg)` with a fresh stack.
+fn restart(w: &crate::env::Thread, entry: usize, arg: usize) -> userlib::Result<()> {
+    userlib::tcb::read_registers(w.tcb, false, 0, abi::regs::COUNT).and_then(|mut ctx| {
+        ctx.regs[UserContext::PC] = entry;
+        ctx.regs[UserContext::SP] = w.stack_top;
+        ctx.set_a(0, arg);
+        userlib::tcb::write_registers(w.tcb, false, 0, abi::regs::COUNT, &ctx)
+    })
 }
 
 /// Fuzz threads cannot name the park notification (not in their CSpace): they yield forever
@@ -396,14 +661,38 @@ fn park_here() -> ! {
     }
 }
 
+/// Move the caps in root slots `from..env.mark()` (but those in `keep`) into `infra`.
+fn move_caps(env: &mut Env, infra: usize, used: &mut usize, from: usize, keep: &[usize]) -> TResult {
+    for s in (from..env.mark()).filter(|s| !keep.contains(s)) {
+        if crate::env::identify(s).is_some() {
+            ensure!(*used < 1 << INFRA_BITS, "the witnesses' CNode is full");
+            ok!(cnode::move_(infra, *used, INFRA_BITS, CNODE, s, ROOT_DEPTH));
+            *used += 1;
+        }
+    }
+    Ok(())
+}
+
 pub fn fuzz(env: &mut Env) -> TResult {
     // The fault endpoint is the suite's, like the threads' TCBs (kept, not counted as leaked).
     let fault_ep = env.alloc_cap(o::ENDPOINT)?;
+    // The sandbox VSpace, where the witnesses run (our image mapped there): the suite's, kept.
+    let infra = env.alloc(o::CNODE, INFRA_BITS)?.cptr;
+    let mut infra_used = 0;
+    let mark = env.mark();
+    let vs = env.image_vspace()?;
+    move_caps(env, infra, &mut infra_used, mark, &[vs])?;
+    // The witnesses' forged entry: read-write user access to a page of ours.
+    let target = env.alloc(o::PAGE_4K, 0)?;
     let bytes0 = syscall::debug_stat(stat::OBJECT_BYTES);
-    let (f, u1, u2, vs) = setup(env)?;
-    for i in 0..=S_DELIBERATE {
+    for h in &HOT {
+        h.store(0, SeqCst);
+    }
+    let (f, u1, u2) = setup(env, vs)?;
+    for i in 0..=S_HOTS {
         sset(i, 0);
     }
+    sset(S_PATTERN, (target.paddr >> 12) << 10 | FORGED_LEAF);
     for w in &WORKER_NEXT {
         w.store(0, SeqCst);
     }
@@ -422,19 +711,50 @@ pub fn fuzz(env: &mut Env) -> TResult {
     // The threads' TCBs, stacks and IPC buffers are the suite's (kept like every helper's).
     let before_spawn = syscall::debug_stat(stat::OBJECT_BYTES);
     let mut workers = 0;
-    let mut tcbs = [0; 8];
-    let mut wthreads = [const { crate::env::Thread { tcb: 0, ipc_va: 0, stack_top: 0 } }; 7];
-    for h in (0..harts).filter(|&h| h != env.bi.node_id).take(7) {
-        let all = userlib::invoke::rights::ALL;
+    let mut tcbs = [0; 16];
+    let mut ntcbs = 0;
+    const NO_THREAD: crate::env::Thread = crate::env::Thread { tcb: 0, ipc_va: 0, stack_top: 0 };
+    let mut wthreads = [NO_THREAD; MAX_WORKERS];
+    let all = userlib::invoke::rights::ALL;
+    for h in (0..harts).filter(|&h| h != env.bi.node_id).take(MAX_WORKERS) {
         ok!(cnode::mint(f, F_FAULT + workers, F_BITS, CNODE, fault_ep, ROOT_DEPTH, all, workers + 1));
         wthreads[workers] = env.spawn_cfg(worker as *const () as usize, workers, cfg(h, F_FAULT + workers))?;
-        tcbs[workers] = wthreads[workers].tcb;
+        tcbs[ntcbs] = wthreads[workers].tcb;
+        ntcbs += 1;
         workers += 1;
     }
     let wthreads = &wthreads[..workers];
+    // A witness beside each worker, in the sandbox VSpace (badges after the workers').
+    let mut witnesses = [NO_THREAD; MAX_WORKERS];
+    let mark = env.mark();
+    for (j, h) in (0..harts).filter(|&h| h != env.bi.node_id).take(MAX_WORKERS).enumerate() {
+        let slot = F_FAULT + workers + j;
+        ok!(cnode::mint(f, slot, F_BITS, CNODE, fault_ep, ROOT_DEPTH, all, workers + j + 1));
+        witnesses[j] =
+            env.spawn_cfg(witness as *const () as usize, 0, crate::env::ThreadCfg { vspace: vs, ..cfg(h, slot) })?;
+        tcbs[ntcbs] = witnesses[j].tcb;
+        ntcbs += 1;
+    }
+    let witnesses = &witnesses[..workers];
+    let keep: [usize; MAX_WORKERS] = core::array::from_fn(|j| witnesses.get(j).map_or(0, |w| w.tcb));
+    move_caps(env, infra, &mut infra_used, mark, &keep)?;
+    ok!(cnode::copy(f, F_INFRA, F_BITS, CNODE, infra, ROOT_DEPTH, all));
+    // The main thread, with a syscall buffer for its async batches.
+    let main = env.spawn_cfg(
+        main_thread as *const () as usize,
+        0,
+        crate::env::ThreadCfg { start: false, ..cfg(env.bi.node_id, 0) },
+    )?;
+    let ntfn = env.alloc_cap(o::NOTIFICATION)?;
+    ok!(userlib::tcb::bind_notification(main.tcb, ntfn));
+    ok!(userlib::uintr::register_receiver(ntfn));
+    let buf = crate::t_asys::buffer(env)?;
+    ok!(buf.register(main.tcb, ASYS_VEC));
+    MAIN_RING.store(buf.req_vaddr, SeqCst);
     let t0 = rdtime();
-    let main = env.spawn_cfg(main_thread as *const () as usize, 0, cfg(env.bi.node_id, 0))?;
-    tcbs[workers] = main.tcb;
+    ok!(userlib::tcb::resume(main.tcb));
+    tcbs[ntcbs] = main.tcb;
+    ntcbs += 1;
     let threads_bytes = syscall::debug_stat(stat::OBJECT_BYTES) - before_spawn;
     // The root shares its hart with the main fuzz thread at the same priority while it
     // watches: its yields let the fuzz run, the fuzz thread's slice ends let the root look.
@@ -446,7 +766,7 @@ pub fn fuzz(env: &mut Env) -> TResult {
             if sget(S_VERDICT) != 0 {
                 break;
             }
-            serve_faults(fault_ep, wthreads);
+            serve_faults(fault_ep, wthreads, witnesses);
             syscall::yield_now();
         }
         let now = sget(S_STEPS);
@@ -461,7 +781,7 @@ pub fn fuzz(env: &mut Env) -> TResult {
     let progress = || sget(S_WSTEPS) + sget(S_FAULTS) + sget(S_DONE);
     let (mut seen, mut since) = (progress(), rdtime());
     while sget(S_DONE) < workers && rdtime().wrapping_sub(since) < idle_bound {
-        serve_faults(fault_ep, wthreads);
+        serve_faults(fault_ep, wthreads, witnesses);
         syscall::yield_now();
         if progress() != seen {
             (seen, since) = (progress(), rdtime());
@@ -476,13 +796,18 @@ pub fn fuzz(env: &mut Env) -> TResult {
     }
     let ticks = rdtime().wrapping_sub(t0).max(1);
     ok!(userlib::tcb::set_priority(abi::init_cap::TCB, abi::init_cap::TCB, 255));
+    sset(S_WSTOP, 1);
     env.stop_helpers();
+    ok!(userlib::asys::unregister(main.tcb));
+    MAIN_RING.store(0, SeqCst);
     // The stopped threads let go of the fuzz CSpace.
-    for &t in &tcbs[..=workers] {
+    for &t in &tcbs[..ntcbs] {
         ok!(userlib::tcb::set_space(t, 0, CNODE, 0, crate::env::VSPACE, 0));
     }
     let (verdict, steps, wsteps) = (sget(S_VERDICT), sget(S_STEPS), sget(S_WSTEPS));
     if verdict != 1 {
+        // The debug cap goes back first: the suite's end (its check, DebugHalt) needs it.
+        let _ = cnode::move_(CNODE, abi::init_cap::DEBUG, ROOT_DEPTH, f, F_DEBUG, F_BITS);
         println!("");
         println!(
             "[ktest] fuzz: seed {} failed at main step {} (verdict {}, {} violations; {} worker steps); its last steps:",
@@ -497,7 +822,11 @@ pub fn fuzz(env: &mut Env) -> TResult {
             false,
             "seed {}: {}",
             seed(),
-            if verdict == 0 { "the main fuzz thread stopped" } else { "kernel invariants broken (see the kernel log)" }
+            match verdict {
+                0 => "the main fuzz thread stopped",
+                4 => "an async batch went wrong (above)",
+                _ => "kernel invariants broken (see the kernel log)",
+            }
         );
     }
     // The debug cap goes back; everything the fuzz made came from u1: revoking it and
@@ -511,7 +840,6 @@ pub fn fuzz(env: &mut Env) -> TResult {
         ok!(cnode::delete(f, i, F_BITS));
     }
     ok!(cnode::delete(CNODE, f, ROOT_DEPTH));
-    ok!(cnode::delete(CNODE, vs, ROOT_DEPTH));
     ok!(cnode::delete(CNODE, u1, ROOT_DEPTH));
     ok!(cnode::delete(CNODE, u2, ROOT_DEPTH));
     check_invariants()?;
@@ -544,6 +872,14 @@ pub fn fuzz(env: &mut Env) -> TResult {
         sget(S_DELIBERATE),
         per_s,
         full_every()
+    );
+    print!(
+        "({} async requests in {} batches; {} sandbox pages given to the witnesses, {} witness rounds, {} witness faults) ",
+        sget(S_ASYNC),
+        sget(S_BATCHES),
+        sget(S_HOTS),
+        sget(S_WROUNDS),
+        sget(S_WFAULTS)
     );
     ensure!(
         sget(S_FAULTS) >= sget(S_DELIBERATE) && sget(S_DONE) == workers,

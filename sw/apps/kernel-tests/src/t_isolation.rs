@@ -4,7 +4,7 @@
 use crate::env::{
     check_invariants, identify, park, sget, sset, wait_for, Env, TResult, ThreadCfg, CNODE, PAGE, ROOT_DEPTH, VSPACE,
 };
-use abi::{error as e, init_cap as ic, object as o, MessageInfo};
+use abi::{error as e, init_cap as ic, object as o, stat, MessageInfo};
 use userlib::invoke::rights;
 use userlib::{cnode, ipc, syscall, tcb, untyped, vspace};
 
@@ -169,6 +169,15 @@ pub fn debug_calls_need_the_cap(env: &mut Env) -> TResult {
     ensure!(syscall::debug_check_invariants(ep).is_none(), "DebugCheckInvariants with an endpoint cap ran");
     syscall::try_debug_halt(ep, 3);
     syscall::try_debug_halt(0, 3);
+    // Starting the lock-hold measurement over needs the cap; a refused reset resets nothing:
+    // the maximum after a long hold (a 2 MiB frame zeroed, 256 KiB per hold) stays.
+    ensure!(syscall::debug_stat_reset(ic::DEBUG, stat::LOCK_HOLD_MAX) != usize::MAX, "DebugStat reset with the cap");
+    env.alloc(o::MEGA_PAGE, 0)?;
+    let long = syscall::debug_stat(stat::LOCK_HOLD_MAX);
+    ensure_eq!(syscall::debug_stat_reset(ep, stat::LOCK_HOLD_MAX), usize::MAX, "DebugStat reset with an endpoint cap");
+    ensure_eq!(syscall::debug_stat_reset(0, stat::LOCK_HOLD_MAX), usize::MAX, "DebugStat reset with no cap");
+    let after = syscall::debug_stat(stat::LOCK_HOLD_MAX);
+    ensure!(after >= long && long > 0, "a refused reset started the measurement over: {} after {}", after, long);
     ensure_eq!(identify(ic::DEBUG).unwrap_or(99), o::DEBUG_CONTROL, "the root task's debug cap");
     let s = env.slot()?;
     expect_err!(cnode::copy(CNODE, s, ROOT_DEPTH, CNODE, ic::DEBUG, ROOT_DEPTH, rights::ALL), e::ILLEGAL_OPERATION);

@@ -101,11 +101,11 @@ pub fn bench_lock_hold(env: &mut Env) -> TResult {
     sset(2, c);
     sset(3, ep);
     sset(4, spare);
-    syscall::debug_stat(stat::LOCK_HOLD_MAX | stat::RESET);
+    syscall::debug_stat_reset(abi::init_cap::DEBUG, stat::LOCK_HOLD_MAX);
     let p0 = preemptions();
     env.spawn_on(hostile, 0, 255, other)?;
     wait_for(0, ROUNDS, 200_000)?;
-    let worst = syscall::debug_stat(stat::LOCK_HOLD_MAX | stat::RESET);
+    let worst = syscall::debug_stat_reset(abi::init_cap::DEBUG, stat::LOCK_HOLD_MAX);
     let restarts = preemptions() - p0;
     ensure!(restarts >= ROUNDS * 8, "the hostile thread's work was preempted only {} times", restarts);
     BENCH[B_LOCK_HOLD].store(worst, SeqCst);

@@ -7,6 +7,17 @@
 //! published, the harts running those address spaces in user mode flush their TLBs through
 //! SBI's remote sfence.vma (an M-mode interrupt there, not a kernel entry), which returns once
 //! they have. So no completion is seen before the translations it removed are gone.
+//!
+//! Until that flush another hart may still store through a removed translation (or walk a
+//! removed table through its page-walk cache), so the memory behind it must not be reused
+//! before it: every place that hands memory out (`Untyped_Retype`, which also starts an
+//! emptied Untyped over, and `ASIDControl_MakePool`) calls `settle` first, which flushes what
+//! is outstanding and lets the batch go on. The rule is enforced there, where memory changes
+//! hands, rather than at every request that frees something: a batch that only maps and unmaps
+//! keeps its one flush at the end. A shootdown whose address space is gone (its root table
+//! deleted, its ASID released, a pool destroyed) is not deferred at all: an sfence.vma leaves
+//! such a hart's satp on the freed root, and only a kick (a kernel entry, which then runs the
+//! thread's current address space) takes it off.
 use crate::kcell::KCell;
 use crate::percpu;
 use core::sync::atomic::Ordering;
@@ -40,6 +51,10 @@ pub fn defer(asid: Option<u16>) -> bool {
     if !p.batching {
         return false;
     }
+    // The space itself went (module comment): kick as the sync path does.
+    if asid.is_none_or(|a| crate::object::asid::vspace_of(a).is_none()) {
+        return false;
+    }
     match asid {
         Some(a) if p.all || p.asids[..p.n].contains(&a) => {}
         Some(a) if p.n < p.asids.len() => {
@@ -53,7 +68,18 @@ pub fn defer(asid: Option<u16>) -> bool {
 
 /// End of a batch (or of a part of one whose replies are about to be published).
 pub fn finish() {
-    let p = core::mem::replace(mine(), IDLE);
+    flush(core::mem::replace(mine(), IDLE));
+}
+
+/// Before memory is handed out (kernel lock held): no translation this hart's batch removed is
+/// left in any hart's TLB or page-walk cache. The batch goes on; nothing to do outside one.
+pub fn settle() {
+    if outstanding() {
+        flush(core::mem::replace(mine(), Pending { batching: true, ..IDLE }));
+    }
+}
+
+fn flush(p: Pending) {
     if !p.batching || (p.n == 0 && !p.all) {
         return;
     }
@@ -75,4 +101,11 @@ pub fn finish() {
             crate::sched::kick_others(|h| mask & (1 << h) != 0);
         }
     }
+}
+
+/// Whether this hart's batch has removed translations it has not flushed yet (the consistency
+/// checker's record: none may be outstanding when memory is handed out).
+pub fn outstanding() -> bool {
+    let p = mine();
+    p.n != 0 || p.all
 }

@@ -102,6 +102,8 @@ pub fn invoke_control(me: &mut Tcb, m: &Msg) -> InvResult {
         return Err(Error::DeleteFirst);
     }
     let hi = (1..ASID_POOLS).find(|&i| pools()[i] == 0).ok_or(Error::DeleteFirst)?;
+    crate::asyscall::tlb::settle();
+    crate::invariants::memory_handed_out(base);
     // SAFETY: RAM owned by the Untyped, which has no children.
     unsafe { core::ptr::write_bytes(crate::mm::phys_to_virt(base as usize) as *mut u8, 0, 4096) };
     let mut ut = ut;

@@ -66,6 +66,9 @@ pub fn invoke(me: &mut Tcb, slot: u64, m: &Msg) -> InvResult {
     // in it, and the unused rest of a power-of-two Untyped costs nothing (at ~2.6 cycles a
     // byte on the RTL, a loader's 1 MiB Untyped half used was ~1.3 M cycles of waste).
     let zeroes = !device && ty != object::UNTYPED;
+    // No translation into this memory may outlive its reuse (`asyscall::tlb`).
+    crate::asyscall::tlb::settle();
+    crate::invariants::memory_handed_out(first);
     if zeroes {
         zero_ahead(slot, &mut ut, base + watermark)?;
     }
