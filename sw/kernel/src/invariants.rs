@@ -18,6 +18,9 @@
 //!   a TLB shootdown of this hart's async batch was still deferred (`asyscall::tlb`): another
 //!   hart could have stored through the removed translation into the new object. Recorded
 //!   where memory is handed out (`memory_handed_out`), reported and cleared by the next check;
+//! * harts' address spaces: no online hart's `satp` names memory that is not a page table
+//!   (the kernel's own, or one a cap vouches for): a hart out of user mode keeps its root, and
+//!   a freed root's page may become a frame a user writes (`mm::root_retire`). Full checks only;
 //! * kernel deadlines: each hart's list is well linked, sorted, made of live threads that say
 //!   they are on it, and its head is what the hart's timer expects
 //!   (`deadline::check`).
@@ -185,6 +188,9 @@ pub fn check(scope: Option<Cap>) -> Report {
             check_vspace(&mut c, tb, a, root)
         }
     });
+    if scope.is_none() && !tb.truncated {
+        check_hart_roots(&mut c, objs);
+    }
     crate::deadline::check(&mut |a| c.violation(a));
     let reuses = UNFLUSHED_REUSES.swap(0, Ordering::Relaxed);
     if reuses != 0 {
@@ -453,6 +459,24 @@ fn caps_at(objs: &[Obj], base: u64) -> &[Obj] {
     let from = objs.partition_point(|o| o.base < base);
     let to = objs.partition_point(|o| o.base <= base);
     &objs[from..to]
+}
+
+/// Every online hart's `satp` names the kernel's table or a page table some cap vouches for
+/// (`objs`: every object of the system, sorted). Other harts move only between roots read
+/// under the lock, or to the kernel's.
+fn check_hart_roots(c: &mut Checker, objs: &[Obj]) {
+    let kernel = crate::mm::kspace::root() as u64;
+    for h in 0..platform::image::MAX_HARTS {
+        let cpu = crate::percpu::of(h);
+        let satp = cpu.active_satp.load(Ordering::Acquire);
+        if !cpu.online.load(Ordering::Acquire) || satp == 0 {
+            continue;
+        }
+        let root = ((satp & ((1 << 44) - 1)) as u64) << 12;
+        if root != kernel && !caps_at(objs, root).iter().any(|o| o.kind == PT_KIND) {
+            c.violation(format_args!("hart {h}: satp names {root:#x}, which is no page table"));
+        }
+    }
 }
 
 /// Every valid entry in the user half of `root` is vouched for by a cap recording it.
