@@ -33,7 +33,7 @@ pub fn handle(me: &mut Tcb, n: isize) -> bool {
             me.ctx.regs[A0] = arch::cpu::cycles() as usize;
             me.ctx.regs[A1] = crate::percpu::this().hart;
         }
-        nr::DEBUG_STAT => me.ctx.regs[A0] = stats::read(a0).map_or(usize::MAX, |v| v as usize),
+        nr::DEBUG_STAT => me.ctx.regs[A0] = stats::read_debug(a0, me.ctx.regs[A1]).map_or(usize::MAX, |v| v as usize),
         // The scheduler dump shows kernel addresses and Halt ends the system: both need the
         // debug capability (its cptr in a0 / a1); without it they return usize::MAX.
         nr::DEBUG_DUMP_SCHEDULER => {
