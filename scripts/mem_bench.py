@@ -95,6 +95,7 @@ def parse(text):
         busy = [int(b) for b in f.get("busy_cycles_per_pair", "").split("/") if b]
         rows.append({**f, "concurrency": conc, "cycles_per_pair": int(f["cycles_per_pair"]),
                      "kernel_entries_per_syscall": float(f["kernel_entries_per_syscall"]), "busy": busy,
+                     "busy_total": sum(busy),
                      **{f"{BUSY}{h}": b for h, b in enumerate(busy)},
                      "published_cycles_per_pair": PUBLISHED.get(key, {}).get(conc, "")})
     return rows
@@ -179,13 +180,20 @@ def revision():
         return "unknown"
 
 
+def when(log):
+    """A run's date: when its log was last written (UTC)."""
+    t = datetime.datetime.fromtimestamp(os.path.getmtime(log), datetime.timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%MZ")
+
+
 def write_jsonl(rows, path, target):
-    """One record per point (bench/results/mem.jsonl takes these lines)."""
-    rev, date = revision(), datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
+    """One record per point (bench/results/mem.jsonl takes these lines); the revision is the
+    tree's now (a gathered log of another revision is not told apart)."""
+    rev = revision()
     with open(path, "w") as f:
         for r in rows:
             f.write(json.dumps({
-                "revision": rev, "date": date, "target": "rtl-4core" if target == "rtl" else target,
+                "revision": rev, "date": r["date"], "target": "rtl-4core" if target == "rtl" else target,
                 "placement": r["placement"], "variant": r["mode"], "concurrency": r["concurrency"],
                 "cycles_per_pair": r["cycles_per_pair"], "busy_cycles_per_pair": r["busy"],
                 "kernel_entries_per_call": r["kernel_entries_per_syscall"], "pairs": int(r["pairs"]),
@@ -202,7 +210,9 @@ def plot(rows, out_dir, target):
     written = []
     for name, key, pub_table, ylabel, scale in [
             ("mem-cycles.png", "cycles_per_pair", PUBLISHED, "cycles per map+unmap pair", 1),
-            ("mem-entries.png", "kernel_entries_per_syscall", PUBLISHED_ENTRIES, "kernel entries per system call (%)", 100)]:
+            ("mem-entries.png", "kernel_entries_per_syscall", PUBLISHED_ENTRIES, "kernel entries per system call (%)", 100),
+            # What a placement costs in all: every hart's busy cycles (polling included).
+            ("mem-busy.png", "busy_total", {}, "busy cycles per pair, all harts", 1)]:
         fig, ax = plt.subplots(figsize=(10, 5))
         for k in keys(rows) + [k for k in pub_table if k not in keys(rows)]:
             color = COLORS.get(k, "tab:gray")
@@ -247,9 +257,10 @@ def main():
                     help="tabulate every mem-TARGET-*.log in OUT (the newest result of each point)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    texts = []
+    texts, dates = [], []
     if args.parse:
         texts = [open(p, errors="replace").read() for p in args.parse]
+        dates = [when(p) for p in args.parse]
     else:
         if not args.images:
             ap.error("--images is required (or --parse)")
@@ -267,13 +278,15 @@ def main():
                 cmd, timeout = [os.path.join(HERE, "qemu.sh"), image], 900
             print(f"[bench-mem] running {' '.join(cmd)} (log: {log})", flush=True)
             texts.append(run(cmd, log, timeout, tag="bench-mem", describe=describe, echo=("[mem-bench]", "[mem-server]")))
+            dates.append(when(log))
     verdicts = texts
     if args.gather:
         # Oldest first, so a point's newest result replaces the earlier ones below.
         logs = sorted(glob.glob(os.path.join(args.out, f"mem-{args.target}-*.log")), key=os.path.getmtime)
         texts = [open(p, errors="replace").read() for p in logs]
+        dates = [when(p) for p in logs]
     latest = {}
-    for r in (r for t in texts for r in parse(t)):
+    for r in (dict(r, date=d) for t, d in zip(texts, dates) for r in parse(t)):
         latest[(r["mode"], r["placement"], r["concurrency"])] = r
     order = {k: i for i, k in enumerate(keys(list(latest.values())))}
     rows = sorted(latest.values(), key=lambda r: (order[(r["mode"], r["placement"])], r["concurrency"]))
