@@ -26,9 +26,10 @@
 #   make bench-ipc  the IPC benchmark (sync and async, sw/apps/ipc-bench) on the 4-hart RTL
 #                   (~80 M cycles: ~40 min at 35 kHz; TARGET=qemu: a quick functional run):
 #                   build/bench/ipc.csv, ipc.md and plots
-#   make bench-mem  the memory-allocator server (sync and async, 1 and 2 harts, 2..512 coroutines,
-#                   sw/apps/mem-server) on the 4-hart RTL, one bounded simulation per point (hours;
-#                   SHORT=1: 4 x 3 points; BENCH_MEM_RUNS=async-1 BENCH_MEM_CONC=64: one; TARGET=qemu):
+#   make bench-mem  the memory-allocator server (sync and async, placements one-hart, two-harts,
+#                   dedicated-handler-hart, 2..512 coroutines, sw/apps/mem-server) on the 4-hart RTL,
+#                   one bounded simulation per point (hours; SHORT=1: 5 x 3 points;
+#                   BENCH_MEM_RUNS=async-one-hart BENCH_MEM_CONC=64: one; TARGET=qemu):
 #                   build/bench/mem.csv, mem.md and plots
 #   make sim-uintr  the user-interrupt tests and benchmarks on the 4-hart RTL (the suite's
 #                   rtl-subset build; prints the latencies next to the kernel-forwarded baseline)
@@ -408,17 +409,20 @@ bench-ipc: sw
 	python3 scripts/ipc_bench.py --image $(IPC_BENCH_IMAGE) --out $(BUILD)/bench --target $(TARGET) \
 	  $(if $(filter qemu,$(TARGET)),,--sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=))
 
-# The memory-allocator server (sw/apps/mem-server): sync and async, single- and multi-hart
-# (phases sync-1 sync-2 async-1 async-2), concurrency 2..512. On the 4-hart RTL every point is an
+# The memory-allocator server (sw/apps/mem-server): phases MODE-PLACEMENT (mode sync or async;
+# placement one-hart: client, server and the server's kernel handler on one hart; two-harts: client
+# and server on two, the handler only on those; dedicated-handler-hart: the handler only on the
+# other harts), concurrency 2..512. On the 4-hart RTL every point is an
 # image and a simulation of its own (start-up ~30 M cycles, then that point), each bounded in
 # cycles by scripts/mem_bench.py; the table, CSV and
 # plots gather every point logged in build/bench so far (the newest log of each point), so one
-# point per call adds up: `make bench-mem BENCH_MEM_RUNS=async-1 BENCH_MEM_CONC=64`. Full set:
-# the defaults (4 phases x 9 concurrencies, ~15-40 min each at 40 kHz); SHORT=1: concurrency 4,
+# point per call adds up: `make bench-mem BENCH_MEM_RUNS=async-one-hart BENCH_MEM_CONC=64`. Full
+# set: the defaults (5 phases x 9 concurrencies, ~15-40 min each at 40 kHz); SHORT=1: concurrency 4,
 # 64, 256. TARGET=qemu: every phase in one quick functional run. RTL_LOCK=file runs each
-# simulation under flock. build/bench/mem.csv, mem.md and plots beside the published figures.
+# simulation under flock. build/bench/mem.csv, mem.md, mem.jsonl and plots beside the published
+# figures; every row names its placement and each hart's busy cycles per pair.
 COMMA := ,
-BENCH_MEM_ALL := sync-1,sync-2,async-1,async-2
+BENCH_MEM_ALL := sync-one-hart,sync-two-harts,async-one-hart,async-two-harts,async-dedicated-handler-hart
 BENCH_MEM_RUNS ?= $(subst $(COMMA), ,$(BENCH_MEM_ALL))
 BENCH_MEM_CONC ?= $(if $(SHORT),4$(COMMA)64$(COMMA)256,2$(COMMA)4$(COMMA)8$(COMMA)16$(COMMA)32$(COMMA)64$(COMMA)128$(COMMA)256$(COMMA)512)
 mem_point = $(BUILD)/sw/image-mem-bench-$(subst $(COMMA),+,$(1))-c$(2).bin

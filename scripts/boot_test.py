@@ -105,12 +105,18 @@ def expect_mem_bench(concurrency):
     def check(out):
         problems = expect_healthy_boot(4)(out)
         rows = [dict(kv.split("=", 1) for kv in l.split()[1:]) for l in out.splitlines() if l.startswith("result ")]
-        got = {(r["mode"], int(r["harts"]), int(r["concurrency"])) for r in rows}
+        got = {(r["mode"], r["placement"], int(r["concurrency"])) for r in rows}
         # Async phases run where the build has async system calls; else the client says so.
-        modes = ["sync"] + ([] if "mode async: not available" in out else ["async"])
-        want = {(m, h, c) for m in modes for h in (1, 2) for c in concurrency}
+        phases = [("sync", "one-hart"), ("sync", "two-harts")]
+        if "mode async: not available" not in out:
+            phases += [("async", p) for p in ("one-hart", "two-harts", "dedicated-handler-hart")]
+        want = {(m, p, c) for m, p in phases for c in concurrency}
         if got != want or len(rows) != len(got):
             problems.append(f"points missing {sorted(want - got)}, unexpected {sorted(got - want)}, {len(rows)} lines")
+        # Every point reports each of the 4 harts' busy cycles per pair.
+        for r in rows:
+            if len(r.get("busy_cycles_per_pair", "").split("/")) != 4:
+                problems.append(f"no busy cycles of 4 harts: {r}")
         for line in ["the server refused every bad request with the right status",
                      "every reply right and every page kept its pattern",
                      "the client's access to its unmapped page", "[mem-bench] verdict: ok",

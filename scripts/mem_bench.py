@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
 """The memory-allocator server's benchmark (sw/apps/mem-server): boot its images on the 4-hart
 RTL (one image per phase, one after the other) or QEMU, follow their progress, then write
-OUT/mem.csv, OUT/mem.md (our figures beside the published ones, and the goals) and PNG plots.
+OUT/mem.csv, OUT/mem.md (our figures beside the published ones, and the goals), PNG plots and
+OUT/mem.jsonl (one record per point: revision, date, target, placement, variant, concurrency,
+cycles and each hart's busy cycles per pair, kernel entries per call).
+
+Placements (sw/apps/mem-server/src/proto.rs, `placement`): one-hart (client, server and the
+server's kernel handler on one hart), two-harts (client and server on two, the handler only on
+those), dedicated-handler-hart (client and server on two, the handler only on the others).
 
   mem_bench.py --images IMG... --out build/bench --target rtl --sim SIM [--lock FILE] [--gather]
   mem_bench.py --images build/sw/image-mem-bench.bin --out build/bench --target qemu
@@ -15,29 +21,44 @@ Exit status 0 only if every run ended with the verdict "ok".
 """
 import argparse
 import csv
+import datetime
 import glob
+import json
 import os
 import re
+import subprocess
 import sys
 
 from ipc_bench import need_matplotlib, run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-COLUMNS = ["target", "mode", "harts", "concurrency", "cycles_per_pair", "kernel_entries_per_syscall", "pairs",
+COLUMNS = ["target", "mode", "placement", "concurrency", "cycles_per_pair", "kernel_entries_per_syscall", "pairs",
            "published_cycles_per_pair"]
+# Then busy_cycles_per_pair_hartN, one per hart index of the rows.
+BUSY = "busy_cycles_per_pair_hart"
+PLACEMENTS = ["one-hart", "two-harts", "dedicated-handler-hart"]
+# The phases a full run makes (the Makefile's BENCH_MEM_ALL): sync with a dedicated handler
+# hart would be sync on two harts again (sync calls use no handler).
+PHASES = [("sync", "one-hart"), ("sync", "two-harts"), ("async", "one-hart"), ("async", "two-harts"),
+          ("async", "dedicated-handler-hart")]
 # docs/benchmarks.md section 3 (FPGA, 4 Rocket cores): cycles per map+unmap pair by concurrency;
-# sync ~8.1k flat; async 1-core / multi-core. harts = 1: server and client on one hart.
+# sync ~8.1k flat; async single-core (beside one-hart) / multi-core (beside two-harts, the
+# issue's comparison; the published placement of its handler is not stated).
 PUBLISHED = {
-    ("sync", 1): {c: 8100 for c in (2, 4, 8, 16, 32, 64, 128, 256)},
-    ("sync", 2): {c: 8100 for c in (2, 4, 8, 16, 32, 64, 128, 256)},
-    ("async", 1): {8: 21000, 16: 12300, 32: 7100, 64: 6200, 128: 6000, 256: 6000},
-    ("async", 2): {8: 21000, 16: 9600, 32: 5600, 64: 5300, 128: 5200, 256: 5200},
+    ("sync", "one-hart"): {c: 8100 for c in (2, 4, 8, 16, 32, 64, 128, 256)},
+    ("sync", "two-harts"): {c: 8100 for c in (2, 4, 8, 16, 32, 64, 128, 256)},
+    ("async", "one-hart"): {8: 21000, 16: 12300, 32: 7100, 64: 6200, 128: 6000, 256: 6000},
+    ("async", "two-harts"): {8: 21000, 16: 9600, 32: 5600, 64: 5300, 128: 5200, 256: 5200},
 }
 # Kernel entries per async system call: ~1-3 %, and 0.94 % multi-core at >= 256.
-PUBLISHED_ENTRIES = {("async", 2): {256: 0.0094}}
-LABELS = {("sync", 1): "sync, 1 hart", ("sync", 2): "sync, 2 harts",
-          ("async", 1): "async, 1 hart", ("async", 2): "async, 2 harts"}
-COLORS = {("sync", 1): "tab:red", ("sync", 2): "tab:purple", ("async", 1): "tab:blue", ("async", 2): "tab:orange"}
+PUBLISHED_ENTRIES = {("async", "two-harts"): {256: 0.0094}}
+COLORS = {("sync", "one-hart"): "tab:red", ("sync", "two-harts"): "tab:purple",
+          ("sync", "dedicated-handler-hart"): "tab:pink", ("async", "one-hart"): "tab:blue",
+          ("async", "two-harts"): "tab:orange", ("async", "dedicated-handler-hart"): "tab:green"}
+
+
+def label(key):
+    return f"{key[0]}, {key[1]}"
 # Simulated cycles allowed per image (a hang guard: a sync phase of the full sweep needs
 # ~130 M at ~40 k cycles per pair, a SHORT=1 phase ~30 M).
 MAX_CYCLES = 250_000_000
@@ -58,8 +79,8 @@ def point_cycles(image):
 
 
 def describe(f):
-    return (f"{f['mode']:5s} {f['harts']} hart(s) conc {f['concurrency']:>3s} {f['cycles_per_pair']:>8s} cycles/pair  "
-            f"{f['kernel_entries_per_syscall']} entries/syscall")
+    return (f"{f['mode']:5s} {f['placement']} conc {f['concurrency']:>3s} {f['cycles_per_pair']:>8s} cycles/pair  "
+            f"{f['kernel_entries_per_syscall']} entries/syscall  busy per hart {f.get('busy_cycles_per_pair', '?')}")
 
 
 def parse(text):
@@ -68,16 +89,22 @@ def parse(text):
         if not line.startswith("result "):
             continue
         f = dict(kv.split("=", 1) for kv in line.split()[1:])
-        key, conc = (f["mode"], int(f["harts"])), int(f["concurrency"])
-        rows.append({**f, "harts": key[1], "concurrency": conc, "cycles_per_pair": int(f["cycles_per_pair"]),
-                     "kernel_entries_per_syscall": float(f["kernel_entries_per_syscall"]),
+        if "placement" not in f:
+            continue  # a log from before placements (mode and harts)
+        key, conc = (f["mode"], f["placement"]), int(f["concurrency"])
+        busy = [int(b) for b in f.get("busy_cycles_per_pair", "").split("/") if b]
+        rows.append({**f, "concurrency": conc, "cycles_per_pair": int(f["cycles_per_pair"]),
+                     "kernel_entries_per_syscall": float(f["kernel_entries_per_syscall"]), "busy": busy,
+                     "busy_total": sum(busy),
+                     **{f"{BUSY}{h}": b for h, b in enumerate(busy)},
                      "published_cycles_per_pair": PUBLISHED.get(key, {}).get(conc, "")})
     return rows
 
 
 def write_csv(rows, path):
+    harts = max((len(r["busy"]) for r in rows), default=0)
     with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
+        w = csv.DictWriter(f, fieldnames=COLUMNS + [f"{BUSY}{h}" for h in range(harts)], extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
 
@@ -86,23 +113,28 @@ def goals(rows):
     """The issue's goals, from our rows: async/sync at >= 64, where async starts to win, and
     kernel entries per async system call at >= 256."""
     out = []
-    for h in (1, 2):
-        sync = {r["concurrency"]: r["cycles_per_pair"] for r in rows if r["mode"] == "sync" and r["harts"] == h}
-        asyn = {r["concurrency"]: r["cycles_per_pair"] for r in rows if r["mode"] == "async" and r["harts"] == h}
+    for h in PLACEMENTS:
+        sync = {r["concurrency"]: r["cycles_per_pair"] for r in rows if r["mode"] == "sync" and r["placement"] == h}
+        # A dedicated handler hart serves no sync call: compare with sync on two harts.
+        if h == "dedicated-handler-hart" and not sync:
+            sync = {r["concurrency"]: r["cycles_per_pair"] for r in rows
+                    if r["mode"] == "sync" and r["placement"] == "two-harts"}
+        asyn = {r["concurrency"]: r["cycles_per_pair"] for r in rows if r["mode"] == "async" and r["placement"] == h}
         both = sorted(set(sync) & set(asyn))
         if not both:
-            out.append(f"- {h} hart(s): no async points to compare")
+            out.append(f"- {h}: no async and sync points to compare")
             continue
         hi = [c for c in both if c >= 64]
         if hi:
             ratio = sum(asyn[c] / sync[c] for c in hi) / len(hi)
-            out.append(f"- {h} hart(s): async / sync per pair at concurrency >= 64: {ratio:.2f}x (published 0.64x, goal <= 0.4x)")
+            out.append(f"- {h}: async / sync per pair at concurrency >= 64: {ratio:.2f}x (published 0.64x, goal <= 0.4x)")
         # The lowest concurrency from which async wins at every point measured.
         wins = [c for c in both if all(asyn[d] < sync[d] for d in both if d >= c)]
-        out.append(f"- {h} hart(s): async beats sync from concurrency {wins[0] if wins else 'never'} on (published 32, goal <= 4)")
-        ent = [r["kernel_entries_per_syscall"] for r in rows if r["mode"] == "async" and r["harts"] == h and r["concurrency"] >= 256]
+        out.append(f"- {h}: async beats sync from concurrency {wins[0] if wins else 'never'} on (published 32, goal <= 4)")
+        ent = [r["kernel_entries_per_syscall"] for r in rows
+               if r["mode"] == "async" and r["placement"] == h and r["concurrency"] >= 256]
         if ent:
-            out.append(f"- {h} hart(s): kernel entries per async system call at >= 256: {100 * max(ent):.2f} % "
+            out.append(f"- {h}: kernel entries per async system call at >= 256: {100 * max(ent):.2f} % "
                        "(published 0.94 % multi-core, goal <= 0.5 %)")
     return out
 
@@ -110,24 +142,62 @@ def goals(rows):
 def write_table(rows, path, target):
     concs = sorted({r["concurrency"] for r in rows})
     out = [f"### Memory-allocator server, target = {target}: cycles per map+unmap pair "
-           "(published); kernel entries per system call\n",
+           "(published); kernel entries per system call; busy cycles per pair of each hart (by index)\n",
            "| mode, placement | " + " | ".join(f"conc {c}" for c in concs) + " |",
            "| --- |" + " --- |" * len(concs)]
-    for key in PUBLISHED:
+    for key in keys(rows):
         cells = []
         for c in concs:
-            r = next((r for r in rows if (r["mode"], r["harts"]) == key and r["concurrency"] == c), None)
+            r = next((r for r in rows if (r["mode"], r["placement"]) == key and r["concurrency"] == c), None)
             if r is None:
                 cells.append("")
                 continue
             pub = f" (~{r['published_cycles_per_pair']:,})" if r["published_cycles_per_pair"] != "" else ""
-            cells.append(f"{r['cycles_per_pair']:,}{pub}; {100 * r['kernel_entries_per_syscall']:.1f} %")
-        out.append(f"| {LABELS[key]} | " + " | ".join(cells) + " |")
+            busy = " / ".join(f"{b:,}" for b in r["busy"])
+            cells.append(f"{r['cycles_per_pair']:,}{pub}; {100 * r['kernel_entries_per_syscall']:.1f} %; busy {busy}")
+        out.append(f"| {label(key)} | " + " | ".join(cells) + " |")
     out += ["", "Goals:", *goals(rows), ""]
     if target == "qemu":
         out.append("QEMU: cycles are host time (only ratios within one run mean anything), and the kernel "
                    "emulates the UINTC, so kernel entries count the emulation's traps too.")
     open(path, "w").write("\n".join(out) + "\n")
+
+
+def keys(rows):
+    """(mode, placement) of the rows, in the order of PHASES, then any other."""
+    have = {(r["mode"], r["placement"]) for r in rows}
+    return [k for k in PHASES if k in have] + sorted(have - set(PHASES))
+
+
+def revision():
+    try:
+        rev = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                             check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", HERE, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return rev + ("-dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def when(log):
+    """A run's date: when its log was last written (UTC)."""
+    t = datetime.datetime.fromtimestamp(os.path.getmtime(log), datetime.timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%MZ")
+
+
+def write_jsonl(rows, path, target):
+    """One record per point (bench/results/mem.jsonl takes these lines); the revision is the
+    tree's now (a gathered log of another revision is not told apart)."""
+    rev = revision()
+    with open(path, "w") as f:
+        for r in rows:
+            f.write(json.dumps({
+                "revision": rev, "date": r["date"], "target": "rtl-4core" if target == "rtl" else target,
+                "placement": r["placement"], "variant": r["mode"], "concurrency": r["concurrency"],
+                "cycles_per_pair": r["cycles_per_pair"], "busy_cycles_per_pair": r["busy"],
+                "kernel_entries_per_call": r["kernel_entries_per_syscall"], "pairs": int(r["pairs"]),
+            }) + "\n")
 
 
 def plot(rows, out_dir, target):
@@ -140,16 +210,19 @@ def plot(rows, out_dir, target):
     written = []
     for name, key, pub_table, ylabel, scale in [
             ("mem-cycles.png", "cycles_per_pair", PUBLISHED, "cycles per map+unmap pair", 1),
-            ("mem-entries.png", "kernel_entries_per_syscall", PUBLISHED_ENTRIES, "kernel entries per system call (%)", 100)]:
+            ("mem-entries.png", "kernel_entries_per_syscall", PUBLISHED_ENTRIES, "kernel entries per system call (%)", 100),
+            # What a placement costs in all: every hart's busy cycles (polling included).
+            ("mem-busy.png", "busy_total", {}, "busy cycles per pair, all harts", 1)]:
         fig, ax = plt.subplots(figsize=(10, 5))
-        for k in PUBLISHED:
-            pts = sorted((r["concurrency"], r[key] * scale) for r in rows if (r["mode"], r["harts"]) == k)
+        for k in keys(rows) + [k for k in pub_table if k not in keys(rows)]:
+            color = COLORS.get(k, "tab:gray")
+            pts = sorted((r["concurrency"], r[key] * scale) for r in rows if (r["mode"], r["placement"]) == k)
             if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=COLORS[k], label=f"ours: {LABELS[k]}")
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=color, label=f"ours: {label(k)}")
             pub = sorted(pub_table.get(k, {}).items())
             if pub:
-                ax.plot([p[0] for p in pub], [p[1] * scale for p in pub], "s:", color=COLORS[k], alpha=0.6,
-                        markerfacecolor="none", label=f"published: {LABELS[k]}")
+                ax.plot([p[0] for p in pub], [p[1] * scale for p in pub], "s:", color=color, alpha=0.6,
+                        markerfacecolor="none", label=f"published: {label(k)}")
         if key == "kernel_entries_per_syscall":
             ax.axhspan(1, 3, color="grey", alpha=0.15, label="published async: ~1-3 %")
         ax.set_xscale("log", base=2)
@@ -184,9 +257,10 @@ def main():
                     help="tabulate every mem-TARGET-*.log in OUT (the newest result of each point)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    texts = []
+    texts, dates = [], []
     if args.parse:
         texts = [open(p, errors="replace").read() for p in args.parse]
+        dates = [when(p) for p in args.parse]
     else:
         if not args.images:
             ap.error("--images is required (or --parse)")
@@ -204,24 +278,29 @@ def main():
                 cmd, timeout = [os.path.join(HERE, "qemu.sh"), image], 900
             print(f"[bench-mem] running {' '.join(cmd)} (log: {log})", flush=True)
             texts.append(run(cmd, log, timeout, tag="bench-mem", describe=describe, echo=("[mem-bench]", "[mem-server]")))
+            dates.append(when(log))
     verdicts = texts
     if args.gather:
         # Oldest first, so a point's newest result replaces the earlier ones below.
         logs = sorted(glob.glob(os.path.join(args.out, f"mem-{args.target}-*.log")), key=os.path.getmtime)
         texts = [open(p, errors="replace").read() for p in logs]
+        dates = [when(p) for p in logs]
     latest = {}
-    for r in (r for t in texts for r in parse(t)):
-        latest[(r["mode"], r["harts"], r["concurrency"])] = r
-    rows = sorted(latest.values(), key=lambda r: (r["mode"], r["harts"], r["concurrency"]))
+    for r in (dict(r, date=d) for t, d in zip(texts, dates) for r in parse(t)):
+        latest[(r["mode"], r["placement"], r["concurrency"])] = r
+    order = {k: i for i, k in enumerate(keys(list(latest.values())))}
+    rows = sorted(latest.values(), key=lambda r: (order[(r["mode"], r["placement"])], r["concurrency"]))
     if not rows:
         sys.exit("bench-mem: no result lines")
     target = rows[0]["target"]
     csv_path, md_path = os.path.join(args.out, "mem.csv"), os.path.join(args.out, "mem.md")
+    jsonl_path = os.path.join(args.out, "mem.jsonl")
     write_csv(rows, csv_path)
     write_table(rows, md_path, target)
+    write_jsonl(rows, jsonl_path, target)
     pngs = plot(rows, args.out, target)
     print(open(md_path).read())
-    print(f"[bench-mem] {len(rows)} points: {csv_path}, {md_path}, {', '.join(pngs)}")
+    print(f"[bench-mem] {len(rows)} points: {csv_path}, {md_path}, {jsonl_path}, {', '.join(pngs)}")
     bad = [i for i, t in enumerate(verdicts) if "[mem-bench] verdict: ok" not in t]
     if bad:
         sys.exit(f"bench-mem: {len(bad)} run(s) did not end with the verdict ok (see the logs)")

@@ -151,9 +151,21 @@ pub mod stat {
     /// user mode: waiting for the lock, spinning in a Wait, idle), before its page could be
     /// reused.
     pub const ROOT_RETIRES: usize = 34;
-    pub const COUNT: usize = 35;
-    /// With DebugStat: read, then reset (LOCK_HOLD_MAX only).
+    /// Timebase ticks the hart's idle loop spent watching its mailbox or asleep in `wfi` with
+    /// nothing to do, including the pass it is in now (serving async-syscall handlers, polling
+    /// their rings included, is work and does not count). A hart's busy time over a window is
+    /// the elapsed time less this count's growth. Measured only once asked for:
+    /// `DebugStat(IDLE_TIME | RESET)` (debug capability) starts it and reads the sum; before
+    /// that it does not grow (each measured pass costs the idle hart two reads of `time`, a
+    /// trap to the firmware on our cores, one of them on the way to a handed-over thread).
+    pub const IDLE_TIME: usize = 35;
+    pub const COUNT: usize = 36;
+    /// With DebugStat: read, then reset (LOCK_HOLD_MAX), or start measuring (IDLE_TIME).
     pub const RESET: usize = 1 << 63;
+    /// With DebugStat: the counter of one hart, a1 = its index (`BootInfo::hart_ids` order),
+    /// instead of the sum; `usize::MAX` for an offline or unknown hart and for the counters
+    /// that are not per hart (OBJECT_BYTES, LOCK_HOLD_MAX and the gauges).
+    pub const ONE_HART: usize = 1 << 62;
 }
 
 /// seL4_MessageInfo: label << 12 | capsUnwrapped << 9 | extraCaps << 7 | length.
@@ -382,6 +394,12 @@ pub mod label {
     /// (the sender caps that registered them keep no entry). IllegalOperation if unbound.
     /// Deleting the table's last cap (or revoking its Untyped) does the same.
     pub const SENDER_TABLE_UNBIND: usize = 46;
+    /// Ours (async system calls, [`super::asys`]): on a TCB cap, MR0 = the harts that may
+    /// serve that thread's kernel handler, bit i = hart index i (TCB_SetAffinity's argument,
+    /// `BootInfo::hart_ids` order); 0 = any hart (the default). Kept across (un)registering
+    /// the buffer; takes effect at the handler's next wake. INVALID_ARGUMENT (detail 0) for a
+    /// bit at or past [`super::asys::MAX_HART_BITS`] or a mask naming no online hart.
+    pub const TCB_SET_SYSCALL_HANDLER_HARTS: usize = 47;
 }
 
 /// Async system calls (ours, issue #18): a thread's syscall buffer is two `aring` rings of
@@ -417,6 +435,11 @@ pub mod asys {
     pub const MAX_CAPACITY: usize = 4096;
     /// Requests a handler runs per hold of the kernel lock before it lets go and looks again.
     pub const BATCH: usize = 16;
+    /// Bits of a handler's hart mask (`label::TCB_SET_SYSCALL_HANDLER_HARTS`): one per hart
+    /// index the kernel can have.
+    pub const MAX_HART_BITS: usize = 8;
+    /// The mask that lets any hart serve the handler.
+    pub const ANY_HART: usize = 0;
 
     /// The invocations that may be requested asynchronously (each label belongs to one object
     /// type; the invocation checks the cap as on the sync path). Any other label is answered

@@ -34,12 +34,14 @@ pub fn handle(me: &mut Tcb, n: isize) -> bool {
             me.ctx.regs[A1] = crate::percpu::this().hart;
         }
         // Reading a counter is open; starting a measurement over (`RESET`) changes what every
-        // other reader sees, so it needs the debug capability (its cptr in a1).
+        // other reader sees, so it needs the debug capability (its cptr in a1). `ONE_HART`
+        // takes a hart index in a1 instead; the two do not combine.
         nr::DEBUG_STAT => {
-            me.ctx.regs[A0] = if a0 & stat::RESET != 0 && !holds_debug_cap(me, me.ctx.regs[A1]) {
+            let a1 = me.ctx.regs[A1];
+            me.ctx.regs[A0] = if a0 & stat::RESET != 0 && (a0 & stat::ONE_HART != 0 || !holds_debug_cap(me, a1)) {
                 usize::MAX
             } else {
-                stats::read(a0).map_or(usize::MAX, |v| v as usize)
+                stats::read_debug(a0, a1).map_or(usize::MAX, |v| v as usize)
             }
         }
         // The scheduler dump shows kernel addresses and Halt ends the system: both need the

@@ -718,6 +718,8 @@ fn idle(mut held: bool) -> ! {
         // `hand_off` decides for it.
         cpu.handoff.store(HANDOFF_OPEN, Ordering::Relaxed);
         lock::release();
+        // Idle from here to the wake-up: `stat::IDLE_TIME` (serving handlers above is work).
+        stats::idle_begin();
         let (found, mut slot) = arch::ipi::watch_mailbox(cpu, IDLE_WATCH_CYCLES);
         if !found {
             // To sleep: say so, then look once more (a sender or waker that still saw us
@@ -729,6 +731,7 @@ fn idle(mut held: bool) -> ! {
                 arch::cpu::wait_for_interrupt();
             }
         }
+        stats::idle_end();
         if let Some(t) = take_handoff(cpu, slot) {
             run_handed(cpu, t);
         }

@@ -145,6 +145,12 @@ pub fn debug_stat_reset(debug_cap: usize, which: usize) -> usize {
     raw(nr::DEBUG_STAT, [which | abi::stat::RESET, debug_cap, 0, 0, 0, 0])
 }
 
+/// Counter `which` of the hart at index `hart` alone (`abi::stat::ONE_HART`); `usize::MAX` for
+/// an unknown hart or a counter that is not per hart.
+pub fn debug_stat_hart(which: usize, hart: usize) -> usize {
+    raw(nr::DEBUG_STAT, [which | abi::stat::ONE_HART, hart, 0, 0, 0, 0])
+}
+
 /// Print the kernel's scheduler state; needs the debug capability (the root task's is at
 /// `abi::init_cap::DEBUG`). False if `debug_cap` is not one.
 pub fn debug_dump_scheduler(debug_cap: usize) -> bool {

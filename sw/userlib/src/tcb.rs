@@ -152,6 +152,12 @@ pub fn set_affinity(service: usize, affinity: usize) -> Result<()> {
     invoke0(service, label::TCB_SET_AFFINITY, &[affinity], &[])
 }
 
+/// TCB_SetSyscallHandlerHarts (ours): the harts that may serve the thread's async-syscall
+/// handler, bit i = hart index i (`abi::asys::ANY_HART`: any).
+pub fn set_syscall_handler_harts(service: usize, mask: usize) -> Result<()> {
+    invoke0(service, label::TCB_SET_SYSCALL_HANDLER_HARTS, &[mask], &[])
+}
+
 /// seL4_TCB_SetTLSBase: the thread's `tp` (this library keeps the IPC buffer address there).
 pub fn set_tls_base(service: usize, tls_base: usize) -> Result<()> {
     invoke0(service, label::TCB_SET_TLS_BASE, &[tls_base], &[])

@@ -5,7 +5,9 @@
 //! fault, bind/unbind seen by both objects), hostile ring contents and registrations are
 //! refused or close the buffer without harm, a buffer whose frame is revoked (also by a request
 //! of its own) writes nothing more, 10,000 register/unregister cycles and thread deletion leave
-//! nothing behind, and both wake paths (an idle hart, no idle hart) run the requests.
+//! nothing behind, both wake paths (an idle hart, no idle hart) run the requests, the hart
+//! mask of TCB_SetSyscallHandlerHarts decides where they run (bad masks refused), and each
+//! hart's idle time reads right.
 use crate::env::{sget, sset, wall_cycles, Env, Fail, TResult, CNODE, PAGE, ROOT_DEPTH, ROOT_TCB, VSPACE};
 use abi::{asys as a, error as e, label as l, object as o, stat};
 use aring::{Consumer, Item, Producer, RingMem};
@@ -62,6 +64,7 @@ fn attach(s: &Setup, park: Option<&ThreadPark>) -> Result<&'static Client<CAP>, 
 /// Undo whatever a test left: hook, registration, the root's binding.
 fn teardown() {
     asys::uninstall();
+    let _ = tcb::set_syscall_handler_harts(ROOT_TCB, a::ANY_HART);
     let _ = asys::unregister(ROOT_TCB);
     let _ = tcb::unbind_notification(ROOT_TCB);
 }
@@ -750,4 +753,149 @@ pub fn stale_translation_reuse(env: &mut Env) -> TResult {
         }
         Ok(())
     })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Where the handler may run (TCB_SetSyscallHandlerHarts) and each hart's idle time.
+
+/// Per-hart counter `which` (`stat::ONE_HART`), for the first `harts` hart indices.
+fn per_hart(which: usize, harts: usize) -> [usize; a::MAX_HART_BITS] {
+    core::array::from_fn(|h| if h < harts { syscall::debug_stat_hart(which, h) } else { 0 })
+}
+
+/// `n` GetAddress calls through the ring, 2 ms apart (past the handler's poll window, so each
+/// needs a wake), each checked; returns the (inline, remote) wakes they took.
+fn spaced_calls(env: &Env, frame: usize, paddr: usize, n: usize, what: &str) -> Result<(usize, usize), Fail> {
+    let (inline, remote) = (stat(stat::ASYS_WAKE_INLINE), stat(stat::ASYS_WAKE_REMOTE));
+    let gap = env.bi.timebase_hz as u64 / 500;
+    for _ in 0..n {
+        let t = userlib::time::now();
+        while userlib::time::now().wrapping_sub(t) < gap {
+            core::hint::spin_loop();
+        }
+        ensure_eq!(ok!(vspace::page_get_address(frame)), paddr, what);
+    }
+    Ok((stat(stat::ASYS_WAKE_INLINE) - inline, stat(stat::ASYS_WAKE_REMOTE) - remote))
+}
+
+/// Run `test` (with teardown), then delete every cap it took and give its slots back: the root
+/// CNode's free slots are a budget the whole suite shares.
+fn with_slots_back(env: &mut Env, test: fn(&mut Env) -> TResult) -> TResult {
+    let first = env.slots(0)?;
+    let r = with_teardown(env, test);
+    let end = env.slots(0)?;
+    for slot in first..end {
+        let _ = cnode::delete(CNODE, slot, ROOT_DEPTH);
+    }
+    env.release_slots(first, end - first)?;
+    r
+}
+
+/// Bad masks, refused with INVALID_ARGUMENT (`hart_mask` checks they change nothing).
+fn refuse_bad_masks(harts: usize) -> TResult {
+    let set = |m: usize| tcb::set_syscall_handler_harts(ROOT_TCB, m);
+    expect_err!(set(1 << a::MAX_HART_BITS), e::INVALID_ARGUMENT);
+    expect_err!(set(1 << 63), e::INVALID_ARGUMENT);
+    expect_err!(set(usize::MAX), e::INVALID_ARGUMENT);
+    if harts < a::MAX_HART_BITS {
+        // Only hart indices the machine does not have.
+        expect_err!(set(((1 << a::MAX_HART_BITS) - 1) & !((1 << harts) - 1)), e::INVALID_ARGUMENT);
+    }
+    Ok(())
+}
+
+/// The mask is honoured: with idle harts about, naming only our own hart makes every wake run
+/// inside the call (by default an idle hart would take it), and bad masks tried meanwhile
+/// leave it so; naming one other hart makes that hart, and no third one, run the requests
+/// (per-hart ASYS_REQUESTS); any hart again: remote wakes again.
+pub fn hart_mask(env: &mut Env) -> TResult {
+    let harts = userlib::bootinfo::harts(env.bi);
+    if harts < 3 {
+        print!("[needs 3 harts: two others to tell apart] ");
+        return Ok(());
+    }
+    with_slots_back(env, |env| {
+        let s = setup(env)?;
+        let c = attach(&s, None)?;
+        let f = env.alloc(o::PAGE_4K, 0)?;
+        let harts = userlib::bootinfo::harts(env.bi);
+        let me = env.bi.node_id;
+        ok!(tcb::set_syscall_handler_harts(ROOT_TCB, 1 << me));
+        let (inline, remote) = spaced_calls(env, f.cptr, f.paddr, 10, "GetAddress, our hart only")?;
+        ensure!(inline > 0, "no inline wake with only our hart allowed");
+        ensure_eq!(remote, 0, "remote wakes with only our hart allowed");
+        refuse_bad_masks(harts)?;
+        let (inline, remote) = spaced_calls(env, f.cptr, f.paddr, 10, "GetAddress after refused masks")?;
+        ensure!(inline > 0, "no inline wake after refused masks");
+        ensure_eq!(remote, 0, "a refused mask replaced the one in force");
+
+        let other = (0..harts).rev().find(|&h| h != me).unwrap_or(0);
+        ok!(tcb::set_syscall_handler_harts(ROOT_TCB, 1 << other));
+        let before = per_hart(stat::ASYS_REQUESTS, harts);
+        let (_, remote) = spaced_calls(env, f.cptr, f.paddr, 20, "GetAddress, one other hart")?;
+        let after = per_hart(stat::ASYS_REQUESTS, harts);
+        ensure!(remote > 0, "no remote wake to the one hart allowed (idle)");
+        ensure!(after[other] > before[other], "hart {} allowed but ran no request", other);
+        for h in (0..harts).filter(|&h| h != other && h != me) {
+            ensure_eq!(after[h] - before[h], 0, "requests run on a hart the mask leaves out");
+        }
+
+        ok!(tcb::set_syscall_handler_harts(ROOT_TCB, a::ANY_HART));
+        let (_, remote) = spaced_calls(env, f.cptr, f.paddr, 20, "GetAddress, any hart")?;
+        ensure!(remote > 0, "no remote wake with any hart allowed again");
+        ensure_eq!(c.in_flight(), 0, "calls left");
+        Ok(())
+    })
+}
+
+/// Bad masks are refused with INVALID_ARGUMENT, never a fault: a bit past the ABI's hart
+/// bits, all bits, a mask naming only hart indices the machine does not have; and the label
+/// on a cap other than a TCB is an ILLEGAL_OPERATION. (No buffer needed: the mask is the
+/// thread's.)
+pub fn hart_mask_refused(env: &mut Env) -> TResult {
+    let harts = userlib::bootinfo::harts(env.bi);
+    let r = refuse_bad_masks(harts);
+    let _ = tcb::set_syscall_handler_harts(ROOT_TCB, a::ANY_HART);
+    r?;
+    expect_err!(userlib::invoke::invoke0(CNODE, l::TCB_SET_SYSCALL_HANDLER_HARTS, &[1], &[]), e::ILLEGAL_OPERATION);
+    Ok(())
+}
+
+/// Each hart's idle time (`stat::IDLE_TIME` with `stat::ONE_HART`): over a 4 ms window in
+/// which we spin in user mode, our hart's does not grow at all, no hart's grows by more than
+/// the window, and an idle hart's grows by most of it (asleep in `wfi` the whole window
+/// counts, though its idle pass has not ended). The sum is the plain DebugStat; an unknown
+/// hart or a counter that is not per hart reads as usize::MAX.
+pub fn idle_time_per_hart(env: &mut Env) -> TResult {
+    let harts = userlib::bootinfo::harts(env.bi);
+    let me = env.bi.node_id;
+    ensure_eq!(syscall::debug_stat_hart(stat::IDLE_TIME, harts), usize::MAX, "idle time of a hart past the last");
+    ensure_eq!(syscall::debug_stat_hart(stat::OBJECT_BYTES, me), usize::MAX, "a gauge per hart");
+    ensure_eq!(syscall::debug_stat_hart(stat::COUNT, me), usize::MAX, "an unknown counter per hart");
+    // Measured from here on (the other harts are kicked into a timed idle pass).
+    syscall::debug_stat_reset(abi::init_cap::DEBUG, stat::IDLE_TIME);
+    let window = env.bi.timebase_hz as u64 / 250;
+    let settle = userlib::time::now();
+    while userlib::time::now().wrapping_sub(settle) < window / 4 {
+        core::hint::spin_loop();
+    }
+    // The clock read first and last: every idle time read lies inside [t0, now].
+    let t0 = userlib::time::now();
+    let a = per_hart(stat::IDLE_TIME, harts);
+    while userlib::time::now().wrapping_sub(t0) < window {
+        core::hint::spin_loop();
+    }
+    let b = per_hart(stat::IDLE_TIME, harts);
+    let elapsed = userlib::time::now().wrapping_sub(t0) as usize;
+    let sum = stat(stat::IDLE_TIME);
+    ensure_eq!(b[me] - a[me], 0, "idle time of our own hart while we ran");
+    for h in 0..harts {
+        ensure!(b[h] >= a[h] && b[h] - a[h] <= elapsed, "hart {}: idle {} of {} ticks", h, b[h] - a[h], elapsed);
+    }
+    if harts > 1 {
+        let most = (0..harts).map(|h| b[h] - a[h]).max().unwrap_or(0);
+        ensure!(most >= elapsed / 2, "no other hart idle for half the window ({} of {} ticks)", most, elapsed);
+    }
+    ensure!(sum >= b[..harts].iter().sum::<usize>(), "the sum {} below the harts' idle times", sum);
+    Ok(())
 }

@@ -61,9 +61,10 @@ pub const FAULT_BASE: usize = 16;
 pub mod control {
     /// First thing: the reply carries the process's set-up (`Hello*` below).
     pub const HELLO: usize = 1;
-    /// Client: move me to hart index MR0 (the root task sets our affinity). Reply MR0 = 0 if
-    /// done.
-    pub const MOVE: usize = 2;
+    /// Client: place me and the server's kernel handler for placement MR0 (`super::placement`):
+    /// the root task sets our affinity and the harts that may serve the server's handler. Reply
+    /// MR0 = 0 if done, MR1 = our hart index.
+    pub const PLACE: usize = 2;
     /// Client: my next access to address MR0 must fault (the unmapped-page check); the root
     /// task ends the run with the verdict of that fault.
     pub const EXPECT_FAULT: usize = 3;
@@ -71,8 +72,27 @@ pub mod control {
     pub const DONE: usize = 4;
 }
 
+/// Where the client, the server and the server's async-syscall handler run in a phase (the
+/// server stays on its hart; `MEM_PHASES` names a phase `MODE-PLACEMENT`).
+pub mod placement {
+    /// Client beside the server; only the server's hart may serve the handler, so it runs
+    /// inside the server's wake calls.
+    pub const ONE_HART: usize = 0;
+    /// Client on another hart; the handler only on the client's or the server's hart.
+    pub const TWO_HARTS: usize = 1;
+    /// Client on another hart; the handler only on the other harts (a third, otherwise idle
+    /// hart serves it, polling).
+    pub const DEDICATED_HANDLER_HART: usize = 2;
+    /// Names, by number (CSV rows, plots, `MEM_PHASES`).
+    pub const NAMES: [&str; 3] = ["one-hart", "two-harts", "dedicated-handler-hart"];
+
+    pub fn of_name(name: &str) -> Option<usize> {
+        NAMES.iter().position(|&n| n == name)
+    }
+}
+
 /// HELLO reply to the client: sender entry for the server's U-notification, its own hart
-/// index, the server's, another hart for the multi-hart placement, the target.
+/// index, the server's, the number of harts, the target.
 /// To the server: sender entry for the client's U-notification, its own hart index.
 pub const TARGET_QEMU: usize = 1;
 pub const TARGET_RTL: usize = 2;

@@ -10,6 +10,7 @@
 //! | file | job |
 //! | --- | --- |
 //! | `mod.rs` | the per-thread handler state, registration, the list of registered handlers, teardown |
+//! | `harts.rs` | which harts may serve a thread's handler (TCB_SetSyscallHandlerHarts) |
 //! | `mrs.rs` | message registers of the request being run, in place of the thread's registers |
 //! | `exec.rs` | taking, validating and running requests, pushing replies and completion signals |
 //! | `tlb.rs` | one TLB shootdown per batch, through SBI remote fences, before its replies are seen |
@@ -20,6 +21,7 @@
 //! handler checks its copies before every access to the rings, closing the buffer when one is
 //! gone, so it never writes memory the thread no longer owns.
 pub mod exec;
+pub mod harts;
 pub mod mrs;
 pub mod tlb;
 pub mod wake;
@@ -50,6 +52,9 @@ pub struct Handler {
     /// window adapts to the thread's pace (`wake::adapt`).
     pub poll: u64,
     pub slept_at: Option<u64>,
+    /// The harts (by id, bit h = hart h) that may serve the handler; 0 = any
+    /// (TCB_SetSyscallHandlerHarts, `harts.rs`). Survives re-registration.
+    pub harts: u64,
     /// Registered handlers, linked through their TCBs.
     next: *mut Tcb,
     prev: *mut Tcb,
@@ -67,6 +72,7 @@ impl Default for Handler {
             run: None,
             poll: 0,
             slept_at: None,
+            harts: 0,
             next: null_mut(),
             prev: null_mut(),
         }
@@ -134,7 +140,8 @@ pub fn unregister(t: &mut Tcb) {
     if t.asys.on {
         unlink(t);
     }
-    t.asys = Handler::default();
+    // The hart mask is the thread's choice, not the buffer's: it stays.
+    t.asys = Handler { harts: t.asys.harts, ..Handler::default() };
     for i in [tcb::ASYS_REQ, tcb::ASYS_REP] {
         crate::object::delete_slot(t.slot(i));
     }

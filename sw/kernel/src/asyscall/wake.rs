@@ -11,8 +11,10 @@
 //! announce/fence/re-check), and only if still empty is the handler marked asleep. The client publishes, fences, then reads the flag
 //! (aring's `take`), so one of the two sees the other: no lost wake-up. A hart that leaves idle
 //! to run a thread hands its handlers on (or sleeps them), and a busy hart woken for a handler
-//! runs one batch per IPI and sends itself another while work remains.
+//! runs one batch per IPI and sends itself another while work remains. A thread may restrict
+//! the harts that serve its handler (`harts.rs`): `pick` and the idle harts' take-over honour it.
 use super::exec::{self, Drained};
+use super::harts::allowed;
 use crate::arch::{self, ipi::Msg};
 use crate::ipc::{A0, A1};
 use crate::object::tcb::Tcb;
@@ -78,13 +80,14 @@ fn served_by(h: usize) -> usize {
     n
 }
 
-/// The hart to run a handler of a thread at `prio`: lowest execution priority below it, idle
-/// harts serving the fewest handlers first. Never this hart.
-fn pick(prio: u8) -> Option<usize> {
+/// The hart to run `t`'s handler: among the harts its mask allows (`harts.rs`), the lowest
+/// execution priority below the thread's, idle harts serving the fewest handlers first. Never
+/// this hart.
+fn pick(t: &Tcb) -> Option<usize> {
     let me = this_hart();
     (0..MAX_HARTS)
-        .filter(|&h| h != me)
-        .filter_map(|h| exec_prio(h).filter(|&p| p < prio as i32).map(|p| (p, served_by(h), h)))
+        .filter(|&h| h != me && allowed(t, h))
+        .filter_map(|h| exec_prio(h).filter(|&p| p < t.prio as i32).map(|p| (p, served_by(h), h)))
         .min()
         .map(|(_, _, h)| h)
 }
@@ -130,6 +133,12 @@ fn sleep(t: &mut Tcb, blocked: bool) -> bool {
     }
 }
 
+/// Sleep `t`'s awake handler if its request ring is empty (its hart mask changed: the next
+/// wake picks a hart again); with work queued it stays with its hart until it next sleeps.
+pub(super) fn sleep_if_idle(t: &mut Tcb) {
+    let _ = sleep(t, false);
+}
+
 /// WakeSyscallHandler by `me`: a0 = 0 or an error code, a1 = requests run inside the call.
 pub fn syscall(me: &mut Tcb) {
     let (code, ran) = wake(me);
@@ -152,7 +161,7 @@ fn wake(me: &mut Tcb) -> (usize, usize) {
         }
         return (0, 0);
     }
-    if let Some(h) = pick(me.prio) {
+    if let Some(h) = pick(me) {
         stats::count(stat::ASYS_WAKE_REMOTE);
         me.asys.run = Some(h);
         arch::ipi::send(h, Msg::Asys);
@@ -178,9 +187,10 @@ fn wake(me: &mut Tcb) -> (usize, usize) {
 type Served = heapless::Vec<*mut Tcb, MAX_SERVED>;
 
 /// Whether handler `t` is hart `h`'s to serve (`idle`: `h` runs no thread): given to it, or,
-/// for an idle hart, given to a busy hart that has not served it yet.
+/// for an idle hart its mask allows, given to a busy hart that has not served it yet.
 fn is_mine(t: &Tcb, h: usize, idle: bool) -> bool {
-    t.asys.run == Some(h) || (idle && t.asys.run.is_some_and(|x| x != h && !sched::current_of(x).is_null()))
+    t.asys.run == Some(h)
+        || (idle && allowed(t, h) && t.asys.run.is_some_and(|x| x != h && !sched::current_of(x).is_null()))
 }
 
 /// Whether hart `h` has any handler to serve: the idle loop and every exit from it ask this
@@ -346,7 +356,7 @@ pub fn leaving_idle(cpu: &PerCpu) {
         if sleep(t, false) {
             continue;
         }
-        match pick(t.prio) {
+        match pick(t) {
             Some(o) => {
                 t.asys.run = Some(o);
                 arch::ipi::send(o, Msg::Asys);

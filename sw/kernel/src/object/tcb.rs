@@ -540,6 +540,7 @@ pub fn invoke(me: &mut Tcb, target: u64, m: &Msg) -> InvResult {
         }
         label::TCB_REGISTER_SYSCALL_BUFFER => crate::asyscall::register(me, t, m),
         label::TCB_UNREGISTER_SYSCALL_BUFFER => crate::asyscall::unregister_invocation(t),
+        label::TCB_SET_SYSCALL_HANDLER_HARTS => crate::asyscall::harts::invoke(me, t, m),
         label::TCB_SET_TLS_BASE => {
             m.need(1, 0)?;
             if t.state == State::Running && !core::ptr::eq(t, me) {

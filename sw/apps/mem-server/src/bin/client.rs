@@ -1,5 +1,5 @@
 //! The memory benchmark's client: checks the server's answers to bad requests, then runs the
-//! sweep (README.md): for each phase (mode sync/async, single- or multi-hart placement) and
+//! sweep (README.md): for each phase (mode sync/async and placement, `proto::placement`) and
 //! concurrency, that many coroutines each map a page of the pool, touch it (write a pattern at
 //! both ends, read it back) and unmap it, in a loop; one `result` line per point. Last, it maps,
 //! unmaps and reads a page once more: the root task checks that this read faults.
@@ -14,18 +14,20 @@ mod rt {
     use abi::{stat, MessageInfo};
     use core::cell::UnsafeCell;
     use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-    use mem_server::proto::{self, caps, control, req, status, CAP, CHAN_VA, FRAMES, PAGE, POOL_PAGES, POOL_VA};
+    use mem_server::proto::{
+        self, caps, control, placement, req, status, CAP, CHAN_VA, FRAMES, PAGE, POOL_PAGES, POOL_VA,
+    };
     use userlib::chan::{call_blocking, ChanMem, Client, Msg, ThreadPark};
     use userlib::task::{Executor, Handle, JoinHandle};
     use userlib::{ipc, print, println, syscall};
 
     userlib::entry!(main);
 
-    /// Phases (`mode-harts`: harts 1 = client beside the server, 2 = on another hart) and
-    /// concurrencies of the sweep; the build may choose others (MEM_PHASES, MEM_CONC).
+    /// Phases (`MODE-PLACEMENT`, `proto::placement::NAMES`) and concurrencies of the sweep;
+    /// the build may choose others (MEM_PHASES, MEM_CONC).
     const PHASES: &str = match option_env!("MEM_PHASES") {
         Some(p) => p,
-        None => "sync-1,sync-2,async-1,async-2",
+        None => "sync-one-hart,sync-two-harts,async-one-hart,async-two-harts,async-dedicated-handler-hart",
     };
     const CONC: &str = match option_env!("MEM_CONC") {
         Some(c) => c,
@@ -84,13 +86,19 @@ mod rt {
     /// Ours: the client thread's blocking Waits, parks that ended by polling, doorbells sent.
     const OWN: [&str; 3] = ["client_waits", "client_spin_hits", "client_signals"];
 
+    /// Harts whose busy time a point reports (the machine's, from HELLO; at most this many).
+    const MAX_HARTS: usize = 8;
+    static HARTS: AtomicUsize = AtomicUsize::new(0);
+
     #[derive(Clone, Copy)]
     struct Snap {
         cycles: usize,
         entries: usize,
         counts: [usize; COUNTED.len() + OWN.len()],
+        /// Each hart's idle time so far (`stat::IDLE_TIME`, timebase ticks).
+        idle: [usize; MAX_HARTS],
     }
-    const NO_SNAP: Snap = Snap { cycles: 0, entries: 0, counts: [0; COUNTED.len() + OWN.len()] };
+    const NO_SNAP: Snap = Snap { cycles: 0, entries: 0, counts: [0; COUNTED.len() + OWN.len()], idle: [0; MAX_HARTS] };
     fn counts() -> [usize; COUNTED.len() + OWN.len()] {
         let mut c = [0; COUNTED.len() + OWN.len()];
         for (d, (_, s)) in c.iter_mut().zip(COUNTED) {
@@ -100,17 +108,26 @@ mod rt {
         c[COUNTED.len()..].copy_from_slice(&own);
         c
     }
-    /// One DebugStat inside the window (the start reads entries last, the end first).
+    fn idle() -> [usize; MAX_HARTS] {
+        core::array::from_fn(|h| if h < HARTS.load(Relaxed) { syscall::debug_stat_hart(stat::IDLE_TIME, h) } else { 0 })
+    }
+    /// One DebugStat inside the window (the start reads entries last, the end first); the
+    /// harts' idle times right beside the clock (a few system calls of skew in a window of
+    /// thousands of cycles per pair).
     fn snap_start() -> Snap {
         let counts = counts();
         let entries = syscall::debug_stat(stat::KERNEL_ENTRIES);
-        Snap { cycles: now_cycles(), entries, counts }
+        let idle = idle();
+        Snap { cycles: now_cycles(), entries, counts, idle }
     }
     fn snap_end() -> Snap {
         let cycles = now_cycles();
+        let idle = idle();
         let entries = syscall::debug_stat(stat::KERNEL_ENTRIES);
-        Snap { cycles, entries, counts: counts() }
+        Snap { cycles, entries, counts: counts(), idle }
     }
+    /// Core cycles per timebase tick (`now_cycles`' scale).
+    const TICK_CYCLES: usize = platform::clock::CORE_HZ / platform::clock::TIMEBASE_HZ;
     const SNAP_ENTRIES: usize = 1;
     /// The measured window as a simulator region: 60 in mode sync, 61 in mode async
     /// (`+profile-region=ID` profiles only it on the client's hart, with the 1-hart placement
@@ -251,7 +268,7 @@ mod rt {
         }
     }
 
-    fn point(cx: &mut Ctx, mode: &str, harts: usize, conc: usize) {
+    fn point(cx: &mut Ctx, mode: &str, place: &str, conc: usize) {
         let (warm, pairs) = (warm(conc), pairs(conc));
         let total = warm + pairs + conc;
         for (a, v) in [(&TICKET, 0), (&DONE, 0), (&BAD, 0), (&TOTAL, total), (&WARM, warm), (&END, warm + pairs)] {
@@ -279,19 +296,27 @@ mod rt {
         // Each pair is two system calls of the server's (its STATS confirm the count).
         let syscalls = 2 * pairs;
         let e = (b.entries - a.entries).saturating_sub(SNAP_ENTRIES) * 10_000 / syscalls;
-        println!(
-            "result target={} mode={} harts={} concurrency={} cycles_per_pair={} kernel_entries_per_syscall={}.{:04} pairs={}",
+        print!(
+            "result target={} mode={} placement={} concurrency={} cycles_per_pair={} kernel_entries_per_syscall={}.{:04} pairs={} busy_cycles_per_pair=",
             cx.target,
             mode,
-            harts,
+            place,
             conc,
             (b.cycles - a.cycles) / pairs,
             e / 10_000,
             e % 10_000,
             pairs
         );
+        // Each hart's busy time over the window (elapsed less its idle loop's idle time), per
+        // pair, by hart index: a hart that polls for a handler counts as busy.
+        let elapsed = (b.cycles - a.cycles) / TICK_CYCLES;
+        for h in 0..HARTS.load(Relaxed) {
+            let idle = b.idle[h].wrapping_sub(a.idle[h]).min(elapsed);
+            print!("{}{}", if h == 0 { "" } else { "/" }, (elapsed - idle) * TICK_CYCLES / pairs);
+        }
+        println!("");
         // Per 100 pairs (the counts a window's DebugStat calls add are left in: 2 x 12 + 1).
-        print!("counts mode={} harts={} concurrency={} per_100_pairs:", mode, harts, conc);
+        print!("counts mode={} placement={} concurrency={} per_100_pairs:", mode, place, conc);
         for (i, name) in COUNTED.iter().map(|c| c.0).chain(OWN).enumerate() {
             print!(" {}={}", name, (b.counts[i] - a.counts[i]) * 100 / pairs);
         }
@@ -299,18 +324,21 @@ mod rt {
         cx.points += 1;
         cx.pairs += total;
         let (bad, done) = (BAD.load(Relaxed), DONE.load(Relaxed));
-        check(cx, bad == 0, format_args!("{} {} conc {}: {} pairs went wrong", mode, harts, conc, bad));
-        check(cx, done == total, format_args!("{} {} conc {}: {} of {} pairs done", mode, harts, conc, done, total));
+        check(cx, bad == 0, format_args!("{} {} conc {}: {} pairs went wrong", mode, place, conc, bad));
+        check(cx, done == total, format_args!("{} {} conc {}: {} of {} pairs done", mode, place, conc, done, total));
     }
 
-    /// Run one phase: move to its placement, tell the server how to wait and which mode.
-    fn phase(cx: &mut Ctx, mode: &str, harts: usize, hart: usize) -> bool {
-        let (_, _, m) = syscall::call(caps::CONTROL, MessageInfo::new(control::MOVE, 0, 0, 1), [hart, 0, 0, 0]);
+    /// Run one phase: have the root task place us and the server's handler, tell the server
+    /// how to wait and which mode.
+    fn phase(cx: &mut Ctx, mode: &str, place: usize) -> bool {
+        let name = placement::NAMES[place];
+        let (_, _, m) = syscall::call(caps::CONTROL, MessageInfo::new(control::PLACE, 0, 0, 1), [place, 0, 0, 0]);
         if m[0] != 0 {
-            check(cx, false, format_args!("the root task could not move us to hart {}", hart));
+            check(cx, false, format_args!("the root task could not make placement {}", name));
             return false;
         }
-        let spin = if harts == 1 { 0 } else { proto::SPIN };
+        // Beside the server we only wait; across harts we poll a while first (as the server).
+        let spin = if place == placement::ONE_HART { 0 } else { proto::SPIN };
         PARK.setup(caps::WAKE, spin);
         call(cx, req::SPIN, &[spin as u64]);
         let want = if mode == "async" { proto::MODE_ASYNC } else { proto::MODE_SYNC };
@@ -326,7 +354,7 @@ mod rt {
                 check(cx, false, format_args!("concurrency {} outside 1..={}", c, CAP));
                 continue;
             }
-            point(cx, mode, harts, c);
+            point(cx, mode, name, c);
         }
         true
     }
@@ -336,7 +364,8 @@ mod rt {
         let info = unsafe { &*(info as *const ProcessInfo) };
         ipc::set_ipc_buffer(info.ipc_buffer);
         let (_, _, m) = syscall::call(caps::CONTROL, MessageInfo::new(control::HELLO, 0, 0, 0), [0; 4]);
-        let (to_server, server_hart, other_hart) = (m[0], m[2], m[3]);
+        let (to_server, server_hart, harts) = (m[0], m[2], m[3]);
+        HARTS.store(harts.min(MAX_HARTS), Relaxed);
         let target = if ipc::get_mr(4) == proto::TARGET_RTL { "rtl" } else { "qemu" };
         PARK.setup(caps::WAKE, 0);
         let rt = EXEC.claim(&PARK).expect("one executor");
@@ -344,30 +373,20 @@ mod rt {
         let mem = unsafe { ChanMem::new(CHAN_VA as *mut u8, CAP) }.expect("channel address");
         CLIENT.attach(mem, to_server, &PARK).expect("attach the channel");
         let mut cx = Ctx { rt, target, failures: 0, points: 0, pairs: 0 };
-        println!(
-            "[mem-bench] client: server on hart {}, multi-hart placement on hart {} ({}); phases {}",
-            server_hart, other_hart, target, PHASES
-        );
+        println!("[mem-bench] client: server on hart {} of {} ({}); phases {}", server_hart, harts, target, PHASES);
         check_errors(&mut cx);
 
         for p in PHASES.split(',') {
-            let (mode, harts) = match p.trim() {
-                "sync-1" => ("sync", 1),
-                "sync-2" => ("sync", 2),
-                "async-1" => ("async", 1),
-                "async-2" => ("async", 2),
-                other => {
-                    check(&mut cx, false, format_args!("unknown phase {}", other));
-                    continue;
-                }
+            let phase_of = |p: &str| {
+                let (mode, place) = p.split_once('-')?;
+                Some((["sync", "async"].into_iter().find(|&m| m == mode)?, placement::of_name(place)?))
             };
-            let hart = if harts == 1 { server_hart } else { other_hart };
-            check(
-                &mut cx,
-                harts == 1 || hart != server_hart,
-                format_args!("no other hart for the multi-hart placement"),
-            );
-            phase(&mut cx, mode, harts, hart);
+            match phase_of(p.trim()) {
+                Some((mode, place)) => {
+                    phase(&mut cx, mode, place);
+                }
+                None => check(&mut cx, false, format_args!("unknown phase {}", p)),
+            }
         }
         // Back to sync for the last checks (a no-op when the sweep ended in sync mode).
         call(&cx, req::MODE, &[proto::MODE_SYNC]);

@@ -2,8 +2,9 @@
 //! modules (app.toml), wires their channel (shared ring frames, a U-notification each way),
 //! gives the server what it serves with (an Untyped for its frames, the client's VSpace cap,
 //! its own TCB cap and the frames of its syscall buffer)
-//! and installs the page tables of the client's pool; then answers HELLO, moves the client
-//! between harts when it asks (single- and multi-hart placements in one run), and ends the run
+//! and installs the page tables of the client's pool; then answers HELLO, places the client
+//! and the server's kernel handler when the client asks (`proto::placement`: the client's
+//! affinity, the harts that may serve the server's handler), and ends the run
 //! with the client's verdict and the check that its last access, to a page it had unmapped,
 //! faulted.
 #![cfg_attr(target_arch = "riscv64", no_std, no_main)]
@@ -14,7 +15,9 @@ fn main() {}
 #[cfg(target_arch = "riscv64")]
 mod rt {
     use abi::{fault, init_cap as ic, object, uintr as au, MessageInfo};
-    use mem_server::proto::{self, caps, control, slots, CAP, CHAN_VA, FRAMES_BITS, PAGE, POOL_VA, SYSBUF_VA};
+    use mem_server::proto::{
+        self, caps, control, placement, slots, CAP, CHAN_VA, FRAMES_BITS, PAGE, POOL_VA, SYSBUF_VA,
+    };
     use userlib::chan::{chan_bytes, ChanMem};
     use userlib::invoke::{rights, vm_attr};
     use userlib::process::system::{Member, RootAlloc, System};
@@ -85,6 +88,9 @@ mod rt {
             process::modules(bi).count(),
             cycles()
         );
+        // Each hart's idle time, which the client's busy figures come from, is measured only
+        // once asked for (it costs every idle pass two firmware traps).
+        syscall::debug_stat_reset(abi::init_cap::DEBUG, abi::stat::IDLE_TIME);
         let mut alloc = RootAlloc::new(bi);
 
         // The channel's frames, laid out here and shared with both ends.
@@ -122,10 +128,10 @@ mod rt {
         let control = sys.object_of(&client, 0).unwrap_or_else(|| fail("no control endpoint", CLIENT));
         sys.resume_all().unwrap_or_else(|(name, e)| fail(name, e));
         let harts = bootinfo::harts(bi);
-        // The client's hart in the multi-hart placement: another than the server's.
+        // The client's hart when it is not beside the server: another than the server's.
         let other = (1..harts).map(|d| (server.hart + d) % harts).find(|&h| h != bi.node_id).unwrap_or(server.hart);
         println!(
-            "[mem-bench] started at cycle {}: server on hart {}, client on hart {} (multi-hart: {})",
+            "[mem-bench] started at cycle {}: server on hart {}, client on hart {} (on another hart: {})",
             cycles(),
             server.hart,
             client.hart,
@@ -137,12 +143,17 @@ mod rt {
         loop {
             let (badge, info, mrs) = syscall::recv(control);
             match (badge, info.label) {
-                (proto::BADGE_CLIENT, control::HELLO) => reply(&[to_server, client.hart, server.hart, other], target),
+                (proto::BADGE_CLIENT, control::HELLO) => reply(&[to_server, client.hart, server.hart, harts], target),
                 (proto::BADGE_SERVER, control::HELLO) => reply(&[to_client, server.hart, 0, 0], 0),
-                (proto::BADGE_CLIENT, control::MOVE) => {
-                    let ok = mrs[0] < harts && tcb::set_affinity(client.process.tcb, mrs[0]).is_ok();
-                    reply(&[!ok as usize, 0, 0, 0], 0)
-                }
+                (proto::BADGE_CLIENT, control::PLACE) => match where_(mrs[0], server.hart, other, harts) {
+                    Some((hart, handler_harts))
+                        if tcb::set_affinity(client.process.tcb, hart).is_ok()
+                            && tcb::set_syscall_handler_harts(server.process.tcb, handler_harts).is_ok() =>
+                    {
+                        reply(&[0, hart, 0, 0], 0)
+                    }
+                    _ => reply(&[1, 0, 0, 0], 0),
+                },
                 (proto::BADGE_CLIENT, control::EXPECT_FAULT) => {
                     expect_fault = Some((mrs[0], mrs[1]));
                     reply(&[0; 4], 0)
@@ -178,6 +189,23 @@ mod rt {
                 }
                 (b, l) => println!("[mem-bench] unexpected message: badge {} label {}", b, l),
             }
+        }
+    }
+
+    /// Placement `p` (`proto::placement`) with the server on hart index `server`: the client's
+    /// hart index and the mask of hart indices that may serve the server's kernel handler.
+    /// `other` is the client's hart when it is not beside the server; None if the machine has
+    /// too few harts for `p` (or `p` is unknown).
+    fn where_(p: usize, server: usize, other: usize, harts: usize) -> Option<(usize, usize)> {
+        let (one, two) = (1 << server, 1 << server | 1 << other);
+        match p {
+            placement::ONE_HART => Some((server, one)),
+            placement::TWO_HARTS if other != server => Some((other, two)),
+            placement::DEDICATED_HANDLER_HART if other != server => {
+                let rest = ((1 << harts) - 1) & !two;
+                (rest != 0).then_some((other, rest))
+            }
+            _ => None,
         }
     }
 
