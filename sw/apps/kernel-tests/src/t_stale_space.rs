@@ -4,14 +4,77 @@
 //! hart's last table); these tests race a VSpace's deletion against them from other harts. The
 //! races happen on the RTL: under QEMU the host clock ends every spin before the lock holder
 //! is done, and the tests then check the plain paths.
-use crate::env::{park, rdcycle, sadd, sget, sset, wall_cycles, Env, TResult, ThreadCfg, CNODE, ROOT_DEPTH};
+use crate::env::{
+    park, rdcycle, sadd, sget, sset, wall_cycles, Env, TResult, ThreadCfg, CNODE, PAGE, ROOT_DEPTH, VSPACE,
+};
 use abi::{fault, object as o, stat};
+use userlib::invoke::rights;
 use userlib::{cnode, syscall, tcb, vspace};
+
+// The waiter runs in a VSpace of its own that maps only its code page (`kt_stale_waiter`,
+// page-aligned assembly: copying our whole image into a VSpace per round cost ~3 M cycles on
+// the RTL), a page of words it shares with us, and its stack and IPC buffer.
+core::arch::global_asm!(
+    ".pushsection .text.kt_stale_waiter, \"ax\"",
+    ".balign 4096",
+    ".globl kt_stale_waiter",
+    "kt_stale_waiter:",
+    // a0: the shared page (`Words`). Wait for the go, let `delay` cycles pass, Wait on the
+    // notification; after it, say so and park.
+    "   mv s1, a0",
+    "1: ld t0, {go}(s1)",
+    "   beqz t0, 1b",
+    "   ld t1, {delay}(s1)",
+    "   rdcycle t2",
+    "2: rdcycle t3",
+    "   sub t3, t3, t2",
+    "   bltu t3, t1, 2b",
+    "   ld a0, {ntfn}(s1)",
+    "   li a7, {recv}",
+    "   ecall",
+    "   li t0, 1",
+    "   sd t0, {resumed}(s1)",
+    "   ld a0, {park}(s1)",
+    "3: li a7, {recv}",
+    "   ecall",
+    "   j 3b",
+    ".balign 4096",
+    ".popsection",
+    go = const core::mem::offset_of!(Words, go),
+    delay = const core::mem::offset_of!(Words, delay),
+    ntfn = const core::mem::offset_of!(Words, ntfn),
+    resumed = const core::mem::offset_of!(Words, resumed),
+    park = const core::mem::offset_of!(Words, park),
+    recv = const abi::syscall::RECV,
+);
+
+extern "C" {
+    fn kt_stale_waiter(words: usize) -> !;
+}
+
+/// The page the waiter shares with us.
+#[repr(C)]
+struct Words {
+    go: usize,
+    delay: usize,
+    ntfn: usize,
+    /// The waiter ran user code after its Wait returned.
+    resumed: usize,
+    park: usize,
+}
+
+fn word(words: usize, offset: usize) -> usize {
+    // SAFETY: `words` is the shared page, mapped read-write here.
+    unsafe { core::ptr::read_volatile((words + offset) as *const usize) }
+}
+
+fn set_word(words: usize, offset: usize, v: usize) {
+    // SAFETY: as in `word`.
+    unsafe { core::ptr::write_volatile((words + offset) as *mut usize, v) }
+}
 
 const READY: usize = 0;
 const GO: usize = 1;
-/// The waiter ran user code after its Wait returned.
-const RESUMED: usize = 2;
 
 /// Cycles the waiter lets pass after the go before its Wait, so that the root's SetSpace is
 /// first in the lock's queue; the signaller's delay puts it after the Wait, while the SetSpace
@@ -33,29 +96,11 @@ fn wait_for_go() {
     }
 }
 
-extern "C" fn spinning_waiter(ntfn: usize) -> ! {
-    sadd(READY, 1);
-    wait_for_go();
-    delay(WAITER_DELAY);
-    syscall::wait(ntfn);
-    // Reachable only in the VSpace this thread had before the root's SetSpace: it has the
-    // empty one after it, where this fetch faults.
-    sset(RESUMED, 1);
-    park()
-}
-
 extern "C" fn late_signaller(ntfn: usize) -> ! {
     sadd(READY, 1);
     wait_for_go();
     delay(SIGNALLER_DELAY);
     syscall::signal(ntfn);
-    park()
-}
-
-extern "C" fn blocked_waiter(ntfn: usize) -> ! {
-    sadd(READY, 1);
-    syscall::wait(ntfn);
-    sset(RESUMED, 1);
     park()
 }
 
@@ -74,9 +119,9 @@ enum Phase {
     Blocked,
 }
 
-/// One round: the waiter runs in a fresh copy of our image's VSpace on `waiter_hart`; the root
-/// deletes its own cap to that VSpace and replaces the waiter's with an empty one; the waiter
-/// must fault in the empty one and never run on in the old.
+/// One round: the waiter runs in a small VSpace of its own on `waiter_hart`; the root replaces
+/// it with an empty one (deleting the old root's last cap, unless the phase keeps it); the
+/// waiter must fault in the empty one and never run on in the old.
 fn replace_under_waiter(
     env: &mut Env,
     phase: Phase,
@@ -88,21 +133,33 @@ fn replace_under_waiter(
     let (ep, fault_badged) = fault;
     sset(READY, 0);
     sset(GO, 0);
-    sset(RESUMED, 0);
     let mark = env.mark();
-    let old = env.image_vspace()?;
+    let old = env.alloc_cap(o::PAGE_TABLE)?;
+    ok!(vspace::asid_pool_assign(abi::init_cap::ASID_POOL, old));
+    let code_va = kt_stale_waiter as *const () as usize & !(PAGE - 1);
+    let code = env.image_frame(code_va)?;
+    env.map_frame(code, old, code_va, rights::READ_WRITE)?;
+    let words_va = env.va(1);
+    let words = env.new_page_at(VSPACE, words_va)?;
+    let words_there = env.copy(words.cptr)?;
+    env.map_frame(words_there, old, words_va, rights::READ_WRITE)?;
     let empty = env.alloc_cap(o::PAGE_TABLE)?;
     ok!(vspace::asid_pool_assign(abi::init_cap::ASID_POOL, empty));
     let n = env.alloc_cap(o::NOTIFICATION)?;
-    let cfg = ThreadCfg { vspace: old, affinity: Some(waiter_hart), fault_ep: fault_badged, ..ThreadCfg::default() };
     let racing = phase != Phase::Blocked;
-    let entry = if racing { spinning_waiter } else { blocked_waiter } as extern "C" fn(usize) -> !;
-    let waiter = env.spawn_cfg(entry as *const () as usize, n, cfg)?;
+    set_word(words_va, core::mem::offset_of!(Words, go), !racing as usize);
+    set_word(words_va, core::mem::offset_of!(Words, delay), if racing { WAITER_DELAY } else { 0 });
+    set_word(words_va, core::mem::offset_of!(Words, ntfn), n);
+    set_word(words_va, core::mem::offset_of!(Words, resumed), 0);
+    set_word(words_va, core::mem::offset_of!(Words, park), crate::env::PARK.load(core::sync::atomic::Ordering::SeqCst));
+    let cfg = ThreadCfg { vspace: old, affinity: Some(waiter_hart), fault_ep: fault_badged, ..ThreadCfg::default() };
+    let waiter = env.spawn_cfg(kt_stale_waiter as *const () as usize, words_va, cfg)?;
     if racing {
         env.spawn_on(late_signaller, n, 255, signal_hart)?;
-        crate::env::wait_for(READY, 2, 100_000)?;
-    } else {
         crate::env::wait_for(READY, 1, 100_000)?;
+        // The waiter is watching for the go by now.
+        delay(20_000);
+    } else {
         // Past its spin: blocked, and its hart idle.
         delay(200_000);
     }
@@ -110,6 +167,8 @@ fn replace_under_waiter(
         // The waiter's VTABLE slot now holds the old root's last cap: the SetSpace deletes it.
         ok!(cnode::delete(CNODE, old, ROOT_DEPTH));
     }
+    let resumed = || word(words_va, core::mem::offset_of!(Words, resumed));
+    set_word(words_va, core::mem::offset_of!(Words, go), 1);
     sset(GO, 1);
     ok!(tcb::set_space(waiter.tcb, fault_badged, CNODE, 0, empty, 0));
     if phase == Phase::Blocked {
@@ -120,7 +179,7 @@ fn replace_under_waiter(
     // to a second of wall time (QEMU on one host thread may run the other harts seldom).
     let t0 = wall_cycles();
     while wall_cycles().wrapping_sub(t0) < platform::clock::CORE_HZ as usize {
-        if sget(RESUMED) != 0 {
+        if resumed() != 0 {
             break;
         }
         let (badge, info, mrs) = syscall::nb_recv(ep);
@@ -130,7 +189,7 @@ fn replace_under_waiter(
         }
         syscall::yield_now();
     }
-    ensure!(sget(RESUMED) == 0, "round {}: the waiter ran user code in its deleted VSpace", round);
+    ensure!(resumed() == 0, "round {}: the waiter ran user code in its deleted VSpace", round);
     let Some((badge, info, mrs)) = fault else {
         return Err(crate::env::fail(format_args!("round {}: no fault from the waiter in its empty VSpace", round)));
     };
@@ -143,9 +202,8 @@ fn replace_under_waiter(
     Ok(())
 }
 
-/// Delete every cap made since `mark` and give the slots back (a round copies our whole image
-/// into a VSpace: without this a few rounds use up the root CNode). Slots that cannot be
-/// emptied stay taken.
+/// Delete every cap made since `mark` and give the slots back (the suite's root CNode is
+/// shared by every test). Slots that cannot be emptied stay taken.
 fn give_back(env: &mut Env, mark: usize) {
     let end = env.mark();
     for s in (mark..end).rev() {
@@ -161,7 +219,7 @@ const FAULT_BADGE: usize = 0xfa;
 /// VSpace with an empty one by `TCB_SetSpace`, deleting the last cap of the old root (its ASID
 /// released, its page free for Retype); a signaller on hart B completes the Wait. Whether the
 /// Wait spun without the lock (and was delivered there) or blocked, the thread goes on in the
-/// empty VSpace: its next fetch faults, and it never writes `RESUMED` through the freed root.
+/// empty VSpace: its next fetch faults, and it never writes `resumed` through the freed root.
 /// In the rounds that free the old root, hart A had it in `satp` when it went, so it was moved
 /// off it (`ROOT_RETIRES`); in the others the old VSpace stays alive and the waiter must still
 /// resume in the empty one its TCB names.
