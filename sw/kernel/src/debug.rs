@@ -54,9 +54,13 @@ pub fn handle(me: &mut Tcb, n: isize) -> bool {
             sched::dump();
             me.ctx.regs[A0] = 0;
         }
+        // A thread's kernel-entry count is a measurement tool like the scheduler dump: it needs
+        // the debug capability (a1) besides the TCB cap (a0).
         nr::DEBUG_THREAD_ENTRIES => {
             me.ctx.regs[A0] = match tcb::lookup_cap_of(me, a0) {
-                Some((caps::Cap::Tcb { obj }, _)) => crate::object::at::<tcb::Tcb>(obj).entries as usize,
+                Some((caps::Cap::Tcb { obj }, _)) if holds_debug_cap(me, me.ctx.regs[A1]) => {
+                    crate::object::at::<tcb::Tcb>(obj).entries as usize
+                }
                 _ => usize::MAX,
             };
         }

@@ -199,9 +199,9 @@ pub fn try_debug_halt(debug_cap: usize, status: usize) {
 }
 
 /// How many times the thread `tcb` entered the kernel by itself (system calls, faults, trapped
-/// instructions), or None if `tcb` is not a TCB cap.
-pub fn debug_thread_entries(tcb: usize) -> Option<usize> {
-    match raw(nr::DEBUG_THREAD_ENTRIES, [tcb, 0, 0, 0, 0, 0]) {
+/// instructions), or None if `tcb` is not a TCB cap or `debug_cap` not the debug capability.
+pub fn debug_thread_entries(debug_cap: usize, tcb: usize) -> Option<usize> {
+    match raw(nr::DEBUG_THREAD_ENTRIES, [tcb, debug_cap, 0, 0, 0, 0]) {
         usize::MAX => None,
         n => Some(n),
     }

@@ -438,7 +438,8 @@ fn snapshot(done: usize) {
     let srv = &SERVERS[CFG[1].server.load(SeqCst)];
     SNAP[base].store(rdcycle(), SeqCst);
     SNAP[base + 1].store(cl.signals.load(SeqCst) + srv.signals.load(SeqCst), SeqCst);
-    SNAP[base + 2].store(syscall::debug_thread_entries(SNAP[13].load(SeqCst)).unwrap_or(0), SeqCst);
+    SNAP[base + 2]
+        .store(syscall::debug_thread_entries(abi::init_cap::DEBUG, SNAP[13].load(SeqCst)).unwrap_or(0), SeqCst);
     SNAP[base + 3].store(PARKS[CFG[1].park.load(SeqCst)].waits.load(SeqCst), SeqCst);
     SNAP[base + 4].store(PARKS[SNAP[12].load(SeqCst)].waits.load(SeqCst), SeqCst);
 }

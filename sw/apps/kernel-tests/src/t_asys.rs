@@ -588,7 +588,7 @@ pub fn many_in_flight(env: &mut Env) -> TResult {
         let sync_cycles = wall_cycles() - t0;
         FAILURES.store(0, SeqCst);
         ensure!(asys::install(c), "install again");
-        let entries0 = syscall::debug_thread_entries(ROOT_TCB).unwrap_or(0);
+        let entries0 = syscall::debug_thread_entries(abi::init_cap::DEBUG, ROOT_TCB).unwrap_or(0);
         let all0 = stat(stat::KERNEL_ENTRIES);
         let (done0, wakes0) = (c.completed.load(SeqCst), c.wakes.load(SeqCst));
         let t0 = wall_cycles();
@@ -627,7 +627,7 @@ pub fn many_in_flight(env: &mut Env) -> TResult {
             }
         }
         let async_cycles = wall_cycles() - t0;
-        let entries = syscall::debug_thread_entries(ROOT_TCB).unwrap_or(0) - entries0;
+        let entries = syscall::debug_thread_entries(abi::init_cap::DEBUG, ROOT_TCB).unwrap_or(0) - entries0;
         let all = stat(stat::KERNEL_ENTRIES) - all0;
         let calls = c.completed.load(SeqCst) - done0;
         ensure_eq!(FAILURES.load(SeqCst), 0, "failed map/unmap/touch");

@@ -874,10 +874,11 @@ pub fn fuzz(env: &mut Env) -> TResult {
         full_every()
     );
     print!(
-        "({} async requests in {} batches; {} sandbox pages given to the witnesses, {} witness rounds, {} witness faults) ",
+        "({} async requests in {} batches; {} sandbox pages given to the witnesses besides the {} seeded, {} witness rounds, {} witness faults) ",
         sget(S_ASYNC),
         sget(S_BATCHES),
         sget(S_HOTS),
+        SEEDED,
         sget(S_WROUNDS),
         sget(S_WFAULTS)
     );

@@ -176,6 +176,12 @@ pub fn debug_calls_need_the_cap(env: &mut Env) -> TResult {
     let long = syscall::debug_stat(stat::LOCK_HOLD_MAX);
     ensure_eq!(syscall::debug_stat_reset(ep, stat::LOCK_HOLD_MAX), usize::MAX, "DebugStat reset with an endpoint cap");
     ensure_eq!(syscall::debug_stat_reset(0, stat::LOCK_HOLD_MAX), usize::MAX, "DebugStat reset with no cap");
+    // A thread's entry count needs the debug cap besides the TCB cap.
+    ensure!(syscall::debug_thread_entries(ep, ic::TCB).is_none(), "DebugThreadEntries with an endpoint cap");
+    ensure!(
+        syscall::debug_thread_entries(ic::DEBUG, ic::TCB).is_some_and(|n| n > 0),
+        "DebugThreadEntries with the cap"
+    );
     let after = syscall::debug_stat(stat::LOCK_HOLD_MAX);
     ensure!(after >= long && long > 0, "a refused reset started the measurement over: {} after {}", after, long);
     ensure_eq!(identify(ic::DEBUG).unwrap_or(99), o::DEBUG_CONTROL, "the root task's debug cap");

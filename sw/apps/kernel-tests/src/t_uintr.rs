@@ -437,7 +437,7 @@ fn gauge(which: usize) -> usize {
 }
 
 pub(crate) fn entries(tcb: usize) -> Result<usize, Fail> {
-    match syscall::debug_thread_entries(tcb) {
+    match syscall::debug_thread_entries(abi::init_cap::DEBUG, tcb) {
         Some(n) => Ok(n),
         None => Err(Fail::new(file!(), line!(), format_args!("DebugThreadEntries({}) says it is not a TCB", tcb))),
     }
