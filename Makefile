@@ -43,7 +43,7 @@
 #   make profile-ipc  where the cycles of a Call+ReplyRecv round trip go, per category and function
 #                   (4-hart RTL; IPC=same|other|cross|ntfn; build/bench/profile-ipc-*.txt, folded stacks)
 #   make ipc-point  chosen points of the IPC benchmark alone on the 4-hart RTL (IPC_POINTS=variant:work:conc,...;
-#                   PROFILE=1: every hart profiled in the points' windows, build/bench/point-*.{txt,prof,log})
+#                   PROFILE=1 [IPC_PROFILE_POINT=one of them]: every hart profiled in the points' windows, build/bench/point-*.{txt,prof,log})
 #   make bitstream  FPGA flow (hw/fpga): everything up to Vivado, then Vivado where installed
 #   make flash      FLASH=sd|jtag: put bitstream and image on the board (hw/fpga/README.md)
 #   make deps       install toolchains and packages (idempotent)
@@ -413,15 +413,17 @@ bench-ipc: sw
 # Chosen points of the IPC benchmark alone (sw/apps/ipc-bench, src/points.rs): a client built
 # with IPC_BENCH_ONLY=$(IPC_POINTS), its own image, one bounded RTL simulation (boot, then only
 # those points). PROFILE=1 profiles every hart while the client's measured window (region 30)
-# is open and writes the per-category table (scripts/profile-async-ipc.toml) and the flat
-# profile, both divided by IPC_POINT_CALLS (the window's calls: 64, 4x the concurrency above 16).
+# is open, in the points IPC_PROFILE_POINT names (same syntax; default: all of them), and
+# writes each server hart's per-category table (scripts/profile-async-ipc.toml) and the flat
+# profile, divided by IPC_POINT_CALLS (the window's calls: 64, 4x the concurrency above 16).
 IPC_POINTS ?= async-cross:matmul4:8
-IPC_POINT_NAME = $(subst :,-,$(subst $(COMMA),+,$(IPC_POINTS)))
+IPC_PROFILE_POINT ?=
+IPC_POINT_NAME = $(subst :,-,$(subst $(COMMA),+,$(IPC_POINTS)))$(if $(IPC_PROFILE_POINT),-prof-$(subst :,-,$(IPC_PROFILE_POINT)))
 IPC_POINT_OUT = $(BUILD)/bench/point-$(IPC_POINT_NAME)
 IPC_POINT_CALLS ?= 64
 IPC_POINT_CYCLES ?= 60000000
 ipc-point: sw
-	IPC_BENCH_ONLY='$(IPC_POINTS)' CARGO_TARGET_DIR=$(BUILD)/cargo-point $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p ipc-bench
+	IPC_BENCH_ONLY='$(IPC_POINTS)' IPC_BENCH_PROFILE='$(IPC_PROFILE_POINT)' CARGO_TARGET_DIR=$(BUILD)/cargo-point $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p ipc-bench
 	@mkdir -p $(BUILD)/bench $(IPC_POINT_OUT)-elf
 	cp $(BUILD)/cargo-point/$(RUST_TARGET)/release/ipc-bench-client $(IPC_POINT_OUT)-elf/ipc-bench-client.elf
 	cp $(BUILD)/sw/{firmware,kernel,ipc-bench-root,ipc-bench-server}.elf $(IPC_POINT_OUT)-elf/

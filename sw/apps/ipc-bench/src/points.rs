@@ -4,6 +4,9 @@
 
 /// The filter compiled into this build, if any.
 pub const ONLY: Option<&str> = option_env!("IPC_BENCH_ONLY");
+/// The points whose measured window the client marks as a region (proto::WINDOW), in the same
+/// syntax: the RTL profiler follows one region, so a run profiles the points named here.
+pub const PROFILED: Option<&str> = option_env!("IPC_BENCH_PROFILE");
 
 /// Whether the point (`variant`, `work`, `conc`) is selected by `only`: a comma-separated list
 /// of `variant:work:concurrency` patterns, any field `*`; `None` or an empty list selects all.
