@@ -418,7 +418,8 @@ bench-ipc: sw
 # profile, divided by IPC_POINT_CALLS (the window's calls: 64, 4x the concurrency above 16).
 IPC_POINTS ?= async-cross:matmul4:8
 IPC_PROFILE_POINT ?=
-IPC_POINT_NAME = $(subst :,-,$(subst $(COMMA),+,$(IPC_POINTS)))$(if $(IPC_PROFILE_POINT),-prof-$(subst :,-,$(IPC_PROFILE_POINT)))
+ipc_point_name = $(subst *,all,$(subst :,-,$(subst $(COMMA),+,$(1))))
+IPC_POINT_NAME = $(call ipc_point_name,$(IPC_POINTS))$(if $(IPC_PROFILE_POINT),-prof-$(call ipc_point_name,$(IPC_PROFILE_POINT)))
 IPC_POINT_OUT = $(BUILD)/bench/point-$(IPC_POINT_NAME)
 IPC_POINT_CALLS ?= 64
 IPC_POINT_CYCLES ?= 60000000

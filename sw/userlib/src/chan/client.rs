@@ -343,10 +343,18 @@ impl<const N: usize> Future for Call<N> {
                     }
                 }
                 self.slot = Some(s);
-                s
+                // The reply cannot be here yet: collecting replies is left to the thread's
+                // next park or busy poll (one drain for all the calls it completes).
+                let e = &mut inner.entries[s];
+                e.waker = Some(cx.waker().clone());
+                return Poll::Pending;
             }
         };
-        inner.drain(&c.signals);
+        if !matches!(inner.entries[slot].state, State::Done(_)) {
+            // Polled again without the reply delivered (woken some other way): look at the
+            // ring before waiting on.
+            inner.drain(&c.signals);
+        }
         let e = &mut inner.entries[slot];
         if let State::Done(m) = e.state {
             inner.free(slot);

@@ -5,8 +5,10 @@
 //!
 //! - [`Client::call`]`(msg).await` pushes a request whose id names a slot of the client's
 //!   table of outstanding calls (slot index and a generation), and completes when the reply
-//!   with that id arrives. Any caller that runs drains the reply ring for all of them, and so
-//!   does the thread's [`ThreadPark`] before it sleeps: no separate client dispatcher task.
+//!   with that id arrives. The thread's [`ThreadPark`] collects the replies for all of them
+//!   when the executor idles or has been busy for a while (and a call polled again without its
+//!   reply looks too): no separate client dispatcher task, and one drain of the ring per batch
+//!   of replies.
 //! - [`Server::serve`] is the dispatcher coroutine: it pops requests and spawns one handler task
 //!   per request on the thread's executor (handlers may await, so they run concurrently); each
 //!   handler pushes its own reply. It takes a request only while the reply ring has a free slot
