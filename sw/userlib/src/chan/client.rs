@@ -1,6 +1,6 @@
 //! The client end: a table of N outstanding calls, matched to replies by id.
 use super::park::{Endpoint, ThreadPark};
-use super::{signal, ChanError, ChanMem, Msg, Side};
+use super::{bump, signal, ChanError, ChanMem, Msg, Side};
 use aring::{Consumer, Notify, Producer};
 use core::cell::UnsafeCell;
 use core::future::Future;
@@ -331,7 +331,7 @@ impl<const N: usize> Future for Call<N> {
                 let item = self.msg.to_item(id);
                 match inner.req.as_mut().map(|r| r.stage(&item)) {
                     Some(Ok(())) => {
-                        c.requests.fetch_add(1, Ordering::Relaxed);
+                        bump(&c.requests);
                         inner.publish_if_batch(&c.signals);
                     }
                     // Full cannot happen with at most capacity calls outstanding unless the
@@ -359,7 +359,7 @@ impl<const N: usize> Future for Call<N> {
         if let State::Done(m) = e.state {
             inner.free(slot);
             self.slot = None;
-            c.replies.fetch_add(1, Ordering::Relaxed);
+            bump(&c.replies);
             return Poll::Ready(Ok(m));
         }
         if let Some(err) = inner.broken {

@@ -74,6 +74,13 @@ fn signal(index: usize) {
     let _ = index;
 }
 
+/// Count one more in a statistic only the endpoint's own thread writes (others may read it):
+/// a load and a store, not an atomic read-modify-write per call.
+fn bump(counter: &core::sync::atomic::AtomicUsize) {
+    use core::sync::atomic::Ordering::Relaxed;
+    counter.store(counter.load(Relaxed).wrapping_add(1), Relaxed);
+}
+
 /// The cycle counter (0 on the host), for the spin budget.
 fn cycles() -> u64 {
     #[cfg(target_arch = "riscv64")]

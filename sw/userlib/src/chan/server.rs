@@ -1,7 +1,7 @@
 //! The server end: a dispatcher coroutine that pops requests and runs one handler task per
 //! request on the thread's executor; each handler pushes its own reply.
 use super::park::{Endpoint, ThreadPark};
-use super::{signal, ChanError, ChanMem, Msg, Side, BAD_REQUEST};
+use super::{bump, signal, ChanError, ChanMem, Msg, Side, BAD_REQUEST};
 use crate::task::{Handle, Priority, SpawnError};
 use aring::{Consumer, Item, Notify, Producer};
 use core::cell::UnsafeCell;
@@ -276,10 +276,16 @@ impl Server {
     }
 
     fn dispatch_inline<H: FnMut(Msg) -> Msg>(&'static self, cx: &mut Context<'_>, handler: &mut H) -> Poll<ChanError> {
+        // One request at a time: the reply credit is taken and given back within the turn.
+        self.max_in_flight.fetch_max(1, Ordering::Relaxed);
         for _ in 0..INLINE_TURN {
             let inner = self.inner();
-            if let Some(e) = inner.ended() {
-                return Poll::Ready(e);
+            // Once per batch: a reply staged for a client that left meanwhile is only dropped
+            // with the memory.
+            if inner.rep.as_ref().is_none_or(|r| r.staged() == 0) {
+                if let Some(e) = inner.ended() {
+                    return Poll::Ready(e);
+                }
             }
             match inner.rep.as_mut().map(|r| r.free()) {
                 Some(Ok(0)) => {
@@ -303,16 +309,16 @@ impl Server {
                 }
                 Err(()) => continue,
             };
-            // The reply's credit (`stage_reply` gives it back).
-            inner.in_flight += 1;
-            self.max_in_flight.fetch_max(1, Ordering::Relaxed);
             // The handler is the program's code: no reference into `inner` lives across it.
             let out = match Msg::from_item(&item) {
                 Some(m) => handler(m),
                 None => Msg::new(BAD_REQUEST, &[]).unwrap_or_default(),
             };
-            self.stage_reply(item.id, out);
             let inner = self.inner();
+            match inner.rep.as_mut().map(|r| r.stage(&out.to_item(item.id))) {
+                Some(Ok(())) => bump(&self.replies),
+                _ => inner.broken = Some(ChanError::Corrupt),
+            }
             if inner.rep.as_ref().is_some_and(|r| r.staged() >= PUBLISH_BATCH) {
                 inner.publish(&self.signals);
             }
@@ -337,9 +343,7 @@ impl Server {
         let open = inner.broken.is_none() && !inner.mem.is_some_and(|m| m.is_closed(Side::Client));
         if open {
             match inner.rep.as_mut().map(|r| r.stage(&msg.to_item(id))) {
-                Some(Ok(())) => {
-                    self.replies.fetch_add(1, Ordering::Relaxed);
-                }
+                Some(Ok(())) => bump(&self.replies),
                 _ => inner.broken = Some(ChanError::Corrupt),
             }
         }
