@@ -31,7 +31,7 @@ const WAITERS: usize = 16;
 
 /// Requests staged before they are published together (one index store and one look at the
 /// server's flag per batch); fewer are published when the thread next polls or parks.
-const PUBLISH_BATCH: usize = 4;
+const PUBLISH_BATCH: usize = 2;
 
 struct Inner<const N: usize> {
     mem: Option<ChanMem>,

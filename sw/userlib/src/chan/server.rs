@@ -14,7 +14,7 @@ const INLINE_TURN: usize = 64;
 
 /// Replies `serve_inline` stages before it publishes them together (one index store and one
 /// look at the client's flag per batch; fewer when the request ring runs dry).
-const PUBLISH_BATCH: usize = 4;
+const PUBLISH_BATCH: usize = 2;
 
 struct Inner {
     mem: Option<ChanMem>,
