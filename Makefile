@@ -43,6 +43,8 @@
 #                    DEBUG=1: debug module + JTAG for OpenOCD/GDB, port printed, hw/sim/README.md)
 #   make profile-ipc  where the cycles of a Call+ReplyRecv round trip go, per category and function
 #                   (4-hart RTL; IPC=same|other|cross|ntfn; build/bench/profile-ipc-*.txt, folded stacks)
+#   make ipc-point  chosen points of the IPC benchmark alone on the 4-hart RTL (IPC_POINTS=variant:work:conc,...;
+#                   PROFILE=1 [IPC_PROFILE_POINT=one of them]: every hart profiled in the points' windows, build/bench/point-*.{txt,prof,log})
 #   make bitstream  FPGA flow (hw/fpga): everything up to Vivado, then Vivado where installed
 #   make flash      FLASH=sd|jtag: put bitstream and image on the board (hw/fpga/README.md)
 #   make deps       install toolchains and packages (idempotent)
@@ -97,7 +99,7 @@ PROFILE_ARGS = $(if $(PROFILE),+profile=$(abspath $(PROFILE)) $(if $(PROFILE_EVE
 
 .PHONY: run-tests net-image net-image-rtl run-net test-net loadgen bench-tcp sim-net test-sim-net
 .PHONY: bench-cosim area test-nic
-.PHONY: lint all deps sw run fuzz leak bench-lock profile-ipc bench-ipc bench-mem test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
+.PHONY: lint all deps sw run fuzz leak bench-lock profile-ipc ipc-point bench-ipc bench-mem test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
 
 all: sw
 
@@ -408,6 +410,37 @@ bench-ipc: sw
 	$(if $(filter qemu,$(TARGET)),,$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=)
 	python3 scripts/ipc_bench.py --image $(IPC_BENCH_IMAGE) --out $(BUILD)/bench --target $(TARGET) \
 	  $(if $(filter qemu,$(TARGET)),,--sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=))
+
+# Chosen points of the IPC benchmark alone (sw/apps/ipc-bench, src/points.rs): a client built
+# with IPC_BENCH_ONLY=$(IPC_POINTS), its own image, one bounded RTL simulation (boot, then only
+# those points). PROFILE=1 profiles every hart while the client's measured window (region 30)
+# is open, in the points IPC_PROFILE_POINT names (same syntax; default: all of them), and
+# writes each server hart's per-category table (scripts/profile-async-ipc.toml) and the flat
+# profile, divided by IPC_POINT_CALLS (the window's calls: 64, 4x the concurrency above 16).
+IPC_POINTS ?= async-cross:matmul4:8
+IPC_PROFILE_POINT ?=
+ipc_point_name = $(subst *,all,$(subst :,-,$(subst $(COMMA),+,$(1))))
+IPC_POINT_NAME = $(call ipc_point_name,$(IPC_POINTS))$(if $(IPC_PROFILE_POINT),-prof-$(call ipc_point_name,$(IPC_PROFILE_POINT)))
+IPC_POINT_OUT = $(BUILD)/bench/point-$(IPC_POINT_NAME)
+IPC_POINT_CALLS ?= 64
+IPC_POINT_CYCLES ?= 60000000
+ipc-point: sw
+	IPC_BENCH_ONLY='$(IPC_POINTS)' IPC_BENCH_PROFILE='$(IPC_PROFILE_POINT)' CARGO_TARGET_DIR=$(BUILD)/cargo-point $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p ipc-bench
+	@mkdir -p $(BUILD)/bench $(IPC_POINT_OUT)-elf
+	cp $(BUILD)/cargo-point/$(RUST_TARGET)/release/ipc-bench-client $(IPC_POINT_OUT)-elf/ipc-bench-client.elf
+	cp $(BUILD)/sw/{firmware,kernel,ipc-bench-root,ipc-bench-server}.elf $(IPC_POINT_OUT)-elf/
+	python3 scripts/mkimage.py --manifest $(IPC_BENCH_MANIFEST) --elf firmware=$(BUILD)/sw/firmware.elf \
+	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/ipc-bench-root.elf --elf ipc-bench-server=$(BUILD)/sw/ipc-bench-server.elf \
+	  --elf ipc-bench-client=$(IPC_POINT_OUT)-elf/ipc-bench-client.elf -o $(IPC_POINT_OUT).bin
+	$(if $(filter qemu,$(TARGET)),scripts/qemu.sh $(IPC_POINT_OUT).bin | tee $(IPC_POINT_OUT).log,\
+	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST= && \
+	$$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(IPC_POINT_OUT).bin +max-cycles=$(IPC_POINT_CYCLES) \
+	  $(if $(PROFILE),+profile=$(IPC_POINT_OUT).prof +profile-region=30 +profile-region-any,) | tee $(IPC_POINT_OUT).log)
+	$(if $(PROFILE),{ for h in 1 2; do echo "hart $$h"; python3 scripts/profile.py $(IPC_POINT_OUT).prof --elf-dir $(IPC_POINT_OUT)-elf \
+	  --categories scripts/profile-async-ipc.toml --wfi --hart $$h --divide $(IPC_POINT_CALLS); echo; done; \
+	  python3 scripts/profile.py $(IPC_POINT_OUT).prof --elf-dir $(IPC_POINT_OUT)-elf --inline --divide $(IPC_POINT_CALLS) --top 60; } > $(IPC_POINT_OUT).txt; \
+	  cat $(IPC_POINT_OUT).txt,)
+	@grep '^result' $(IPC_POINT_OUT).log
 
 # The memory-allocator server (sw/apps/mem-server): phases MODE-PLACEMENT (mode sync or async;
 # placement one-hart: client, server and the server's kernel handler on one hart; two-harts: client

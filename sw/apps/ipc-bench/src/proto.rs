@@ -54,6 +54,10 @@ pub mod label {
 /// registers the fastpath takes).
 pub const SLOW_WORDS: usize = 5;
 
+/// The region (sw/lib/marker) the client's hart is in during a point's measured window:
+/// `make ipc-point` profiles every hart while it is open.
+pub const WINDOW: u16 = 30;
+
 /// Polling budget (cycles) of a side whose peer runs on another hart: long enough that a busy
 /// peer never finds it asleep; on QEMU the counter is host time, so it also rides out a vCPU
 /// the host deschedules for a while.

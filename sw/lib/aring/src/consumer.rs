@@ -11,12 +11,16 @@ pub struct Popped {
 }
 
 /// Pops items. Keeps its own copy of the head and the last tail it saw; each tail read from
-/// shared memory must lie between the last one seen and head + capacity, or the ring is
-/// corrupt.
+/// shared memory must lie between the last one seen and the published head + capacity, or the
+/// ring is corrupt. Items may be taken one by one and their slots released together: one
+/// index store and one look at the producer's flag per batch.
 #[derive(Debug)]
 pub struct Consumer {
     mem: RingMem,
+    /// Our head, items taken but not yet released included.
     head: u64,
+    /// The head the producer can see.
+    released: u64,
     tail_seen: u64,
     broken: bool,
 }
@@ -24,7 +28,7 @@ pub struct Consumer {
 impl Consumer {
     pub(crate) fn new(mem: RingMem) -> Consumer {
         let head = mem.header().head.0.load(Ordering::Relaxed);
-        Consumer { mem, head, tail_seen: head, broken: false }
+        Consumer { mem, head, released: head, tail_seen: head, broken: false }
     }
 
     pub fn capacity(&self) -> usize {
@@ -33,15 +37,33 @@ impl Consumer {
 
     /// Take the oldest item, `Ok(None)` if the ring is empty. [`RingError::Corrupt`] is final.
     pub fn pop(&mut self) -> Result<Option<Popped>, RingError> {
+        let Some(item) = self.take()? else { return Ok(None) };
+        Ok(Some(Popped { item, notify: self.release() }))
+    }
+
+    /// Take the oldest item (`Ok(None)` if the ring is empty) without giving its slot back:
+    /// that happens at the next [`Consumer::release`] (or `pop`/`skip`), for every item taken
+    /// since.
+    pub fn take(&mut self) -> Result<Option<Item>, RingError> {
         if self.available()? == 0 {
             return Ok(None);
         }
         let item = Item::from_words(self.mem.slot(self.head).read());
         self.head = self.head.wrapping_add(1);
-        // Release: our reads of the slot are done before the producer may reuse it.
+        Ok(Some(item))
+    }
+
+    /// Give the producer back the slots of every item taken: one release store of the head,
+    /// then the producer's flag (`Notify::Signal`: it waits for space and must be sent its
+    /// notification). Quiet, and nothing written, when nothing was taken since.
+    pub fn release(&mut self) -> Notify {
+        if self.released == self.head {
+            return Notify::Quiet;
+        }
+        self.released = self.head;
+        // Release: our reads of the slots are done before the producer may reuse them.
         self.mem.header().head.0.store(self.head, Ordering::Release);
-        let notify = Notify::from(flag::take(&self.mem.header().producer_sleep.0));
-        Ok(Some(Popped { item, notify }))
+        Notify::from(flag::take(&self.mem.header().producer_sleep.0))
     }
 
     /// Items ready, from the cached tail when that already shows some, else from a fresh,
@@ -68,7 +90,7 @@ impl Consumer {
     fn refresh(&mut self) -> Result<(), RingError> {
         // Acquire: the producer's writes of the slots before this tail are visible.
         let tail = self.mem.header().tail.0.load(Ordering::Acquire);
-        let limit = self.head.wrapping_add(self.mem.mask + 1);
+        let limit = self.released.wrapping_add(self.mem.mask + 1);
         // Forward only, and never more than a full ring ahead of us.
         if tail.wrapping_sub(self.tail_seen) > limit.wrapping_sub(self.tail_seen) {
             self.broken = true;
@@ -109,9 +131,7 @@ impl Consumer {
             return Ok(Notify::Quiet);
         }
         self.head = self.head.wrapping_add(n as u64);
-        // Release: our reads of the slots are done before the producer may reuse them.
-        self.mem.header().head.0.store(self.head, Ordering::Release);
-        Ok(Notify::from(flag::take(&self.mem.header().producer_sleep.0)))
+        Ok(self.release())
     }
 
     /// Sleep protocol, step 1 (the ring was empty): announce that we wait for items. Then

@@ -185,3 +185,55 @@ fn both_sides_sleep_without_lost_wakeup() {
         consumer.join().unwrap();
     });
 }
+
+/// Batches both ways (ring of 2, three items): the producer stages two items and publishes
+/// them with one store, the consumer takes what it sees and releases the slots with one
+/// store; each side sleeps (consumer on empty, producer on full) and is woken only through the
+/// other's publish or release. Payloads arrive whole and in order, and no wake-up is lost.
+#[test]
+fn batched_publish_and_release_without_lost_wakeup() {
+    loom::model(|| {
+        let r = Arc::new(OwnedRing::new(2, 0));
+        let r2 = r.clone();
+        let producer_thread = thread::current();
+        let consumer = thread::spawn(move || {
+            let mut c = r2.mem.consumer();
+            let mut n = 0;
+            while n < 3 {
+                while let Some(got) = c.take().unwrap() {
+                    assert_eq!(got, item(n));
+                    n += 1;
+                }
+                if c.release() == Notify::Signal {
+                    producer_thread.unpark();
+                }
+                if n < 3 && c.try_sleep().unwrap() {
+                    thread::park();
+                    c.cancel_sleep();
+                }
+            }
+        });
+        let mut p = r.mem.producer();
+        p.stage(&item(0)).unwrap();
+        p.stage(&item(1)).unwrap();
+        if p.publish() == Notify::Signal {
+            consumer.thread().unpark();
+        }
+        loop {
+            match p.stage(&item(2)) {
+                Ok(()) => break,
+                Err(RingError::Full) => {
+                    if p.try_sleep().unwrap() {
+                        thread::park();
+                        p.cancel_sleep();
+                    }
+                }
+                Err(e) => panic!("{e:?}"),
+            }
+        }
+        if p.publish() == Notify::Signal {
+            consumer.thread().unpark();
+        }
+        consumer.join().unwrap();
+    });
+}

@@ -4,11 +4,16 @@ use crate::{flag, Item, Notify, RingError, RingMem};
 
 /// Pushes items. Keeps its own copy of the tail (the shared one is only published, never read
 /// back) and the last head it saw; each head read from shared memory must lie between the last
-/// one seen and our tail, or the ring is corrupt.
+/// one seen and the tail we published, or the ring is corrupt. Items may be staged (written,
+/// not yet visible) and published together: one index store and one look at the consumer's
+/// flag per batch.
 #[derive(Debug)]
 pub struct Producer {
     mem: RingMem,
+    /// Our tail, staged items included.
     tail: u64,
+    /// The tail the consumer can see.
+    published: u64,
     head_seen: u64,
     broken: bool,
 }
@@ -17,7 +22,7 @@ impl Producer {
     pub(crate) fn new(mem: RingMem) -> Producer {
         // Our own index, as the setup left it; the peer's is validated against it from now on.
         let tail = mem.header().tail.0.load(Ordering::Relaxed);
-        Producer { mem, tail, head_seen: tail, broken: false }
+        Producer { mem, tail, published: tail, head_seen: tail, broken: false }
     }
 
     pub fn capacity(&self) -> usize {
@@ -28,14 +33,37 @@ impl Producer {
     /// its notification. [`RingError::Full`] leaves the ring unchanged; [`RingError::Corrupt`]
     /// is final (every later call returns it too).
     pub fn push(&mut self, item: &Item) -> Result<Notify, RingError> {
+        self.stage(item)?;
+        Ok(self.publish())
+    }
+
+    /// Write `item` into the next slot without making it visible: it travels with the next
+    /// [`Producer::publish`] (or `push`/`push_all`). Errors as `push`.
+    pub fn stage(&mut self, item: &Item) -> Result<(), RingError> {
         if self.free()? == 0 {
             return Err(RingError::Full);
         }
         self.mem.slot(self.tail).write(item.to_words());
         self.tail = self.tail.wrapping_add(1);
-        // Release: the slot's words are visible before the consumer can see the new tail.
+        Ok(())
+    }
+
+    /// Items staged and not yet published.
+    pub fn staged(&self) -> usize {
+        self.tail.wrapping_sub(self.published) as usize
+    }
+
+    /// Make every staged item visible: one release store of the tail, then the consumer's
+    /// flag (`Notify::Signal`: it announced sleep and must be sent its notification). Quiet,
+    /// and nothing written, when nothing is staged.
+    pub fn publish(&mut self) -> Notify {
+        if self.published == self.tail {
+            return Notify::Quiet;
+        }
+        self.published = self.tail;
+        // Release: the slots' words are visible before the consumer can see the new tail.
         self.mem.header().tail.0.store(self.tail, Ordering::Release);
-        Ok(Notify::from(flag::take(&self.mem.header().consumer_sleep.0)))
+        Notify::from(flag::take(&self.mem.header().consumer_sleep.0))
     }
 
     /// Publish all of `items` at once (one index store, one look at the consumer's flag), or
@@ -51,9 +79,7 @@ impl Producer {
             self.mem.slot(self.tail.wrapping_add(k as u64)).write(it.to_words());
         }
         self.tail = self.tail.wrapping_add(items.len() as u64);
-        // Release: the slots' words are visible before the consumer can see the new tail.
-        self.mem.header().tail.0.store(self.tail, Ordering::Release);
-        Ok(Notify::from(flag::take(&self.mem.header().consumer_sleep.0)))
+        Ok(self.publish())
     }
 
     /// Free slots, from the cached head when that already shows space, else from a fresh,
@@ -87,7 +113,7 @@ impl Producer {
         // Acquire: the consumer has finished reading every slot before the head it published.
         let head = self.mem.header().head.0.load(Ordering::Acquire);
         // The consumer may only move forward and never past what we published.
-        if head.wrapping_sub(self.head_seen) > self.tail.wrapping_sub(self.head_seen) {
+        if head.wrapping_sub(self.head_seen) > self.published.wrapping_sub(self.head_seen) {
             self.broken = true;
             return Err(RingError::Corrupt);
         }

@@ -154,6 +154,69 @@ fn producer_sleep_flag_on_full_ring() {
 }
 
 #[test]
+fn staged_items_travel_with_one_publish() {
+    let r = OwnedRing::new(4, 0);
+    let (mut p, mut c) = (r.mem.producer(), r.mem.consumer());
+    p.stage(&item(0)).unwrap();
+    p.stage(&item(1)).unwrap();
+    assert_eq!(p.staged(), 2);
+    assert_eq!(c.available_now(), Ok(0), "staged items are not visible");
+    assert_eq!(r.hdr.tail.0.load(Relaxed), 0);
+    // The consumer sleeps: the one publish of the batch signals it once.
+    assert_eq!(c.try_sleep(), Ok(true));
+    assert_eq!(p.publish(), Notify::Signal);
+    assert_eq!(p.publish(), Notify::Quiet, "nothing staged: nothing written");
+    assert_eq!(p.staged(), 0);
+    c.cancel_sleep();
+    assert_eq!(c.available_now(), Ok(2));
+    // Staged items count against the space: 2 published + 2 staged fill the ring.
+    p.stage(&item(2)).unwrap();
+    p.stage(&item(3)).unwrap();
+    assert_eq!(p.stage(&item(4)), Err(RingError::Full));
+    assert_eq!(p.publish(), Notify::Quiet);
+    let got: Vec<_> = (0..4).map(|_| c.take().unwrap().unwrap()).collect();
+    assert_eq!(got, (0..4).map(item).collect::<Vec<_>>());
+}
+
+#[test]
+fn taken_slots_come_back_with_one_release() {
+    let r = OwnedRing::new(2, 0);
+    let (mut p, mut c) = (r.mem.producer(), r.mem.consumer());
+    let _ = p.push(&item(0)).unwrap();
+    let _ = p.push(&item(1)).unwrap();
+    assert_eq!(p.try_sleep(), Ok(true), "full");
+    assert_eq!(c.take(), Ok(Some(item(0))));
+    assert_eq!(c.take(), Ok(Some(item(1))));
+    assert_eq!(c.take(), Ok(None));
+    assert_eq!(p.free_now(), Ok(0), "taken, not released: the slots are still ours");
+    assert_eq!(c.release(), Notify::Signal, "one release wakes the producer");
+    assert_eq!(c.release(), Notify::Quiet);
+    p.cancel_sleep();
+    assert_eq!(p.free_now(), Ok(2));
+    assert_eq!(r.hdr.head.0.load(Relaxed), 2);
+}
+
+#[test]
+fn hostile_indices_are_checked_against_what_was_published() {
+    // A consumer that claims a staged (unpublished) item is lying.
+    let r = OwnedRing::new(4, 0);
+    let mut p = r.mem.producer();
+    let _ = p.push(&item(0)).unwrap();
+    p.stage(&item(1)).unwrap();
+    r.hdr.head.0.store(2, Relaxed);
+    assert_eq!(p.free_now(), Err(RingError::Corrupt));
+    // A producer that publishes past the slots we have not released yet is lying too.
+    let r = OwnedRing::new(2, 0);
+    let (mut p, mut c) = (r.mem.producer(), r.mem.consumer());
+    let _ = p.push(&item(0)).unwrap();
+    assert_eq!(c.take(), Ok(Some(item(0))));
+    // Head released: 0, so a tail of 3 (= 0 + capacity + 1) cannot be.
+    r.hdr.tail.0.store(3, Relaxed);
+    assert_eq!(c.available_now(), Err(RingError::Corrupt));
+    assert_eq!(c.take(), Err(RingError::Corrupt));
+}
+
+#[test]
 fn hostile_head_is_corrupt_and_sticky() {
     // Past our tail, and backwards: both impossible for an honest consumer.
     for bad in [3u64, 1u64.wrapping_sub(2), u64::MAX / 2] {

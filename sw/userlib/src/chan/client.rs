@@ -1,6 +1,6 @@
 //! The client end: a table of N outstanding calls, matched to replies by id.
 use super::park::{Endpoint, ThreadPark};
-use super::{signal, ChanError, ChanMem, Msg, Side};
+use super::{bump, signal, ChanError, ChanMem, Msg, Side};
 use aring::{Consumer, Notify, Producer};
 use core::cell::UnsafeCell;
 use core::future::Future;
@@ -28,6 +28,10 @@ struct Entry {
 
 /// Coroutines that found every table slot taken wait here (beyond that they yield).
 const WAITERS: usize = 16;
+
+/// Requests staged before they are published together (one index store and one look at the
+/// server's flag per batch); fewer are published when the thread next polls or parks.
+const PUBLISH_BATCH: usize = 2;
 
 struct Inner<const N: usize> {
     mem: Option<ChanMem>,
@@ -150,9 +154,24 @@ impl<const N: usize> Inner<N> {
         }
     }
 
+    /// Make the staged requests visible to the server (one index store for the batch).
+    fn publish(&mut self, signals: &AtomicUsize) {
+        if let Some(n) = self.req.as_mut().map(|r| r.publish()) {
+            self.doorbell(n, signals);
+        }
+    }
+
+    /// Publish once a batch is staged (and otherwise when the thread polls or parks: `flush`).
+    fn publish_if_batch(&mut self, signals: &AtomicUsize) {
+        if self.req.as_ref().is_some_and(|r| r.staged() >= PUBLISH_BATCH) {
+            self.publish(signals);
+        }
+    }
+
     /// Take every reply in the ring and hand each to its call (the channel breaks on a bad
-    /// one). True if a waiting coroutine was woken (the park hook's "work found"): counted
-    /// here rather than by scanning the table, which costs O(N) per park.
+    /// one), then give their slots back at once. True if a waiting coroutine was woken (the
+    /// park hook's "work found"): counted here rather than by scanning the table, which costs
+    /// O(N) per park.
     fn drain(&mut self, signals: &AtomicUsize) -> bool {
         if self.broken.is_some() {
             return false;
@@ -160,17 +179,17 @@ impl<const N: usize> Inner<N> {
         let mut woke = false;
         loop {
             let Some(rep) = self.rep.as_mut() else { return woke };
-            match rep.pop() {
-                Ok(Some(p)) => {
-                    self.doorbell(p.notify, signals);
-                    match self.deliver(p.item.id, Msg::from_item(&p.item)) {
-                        Some(w) => woke |= w,
-                        None => return self.fail(ChanError::Corrupt),
-                    }
-                }
+            match rep.take() {
+                Ok(Some(item)) => match self.deliver(item.id, Msg::from_item(&item)) {
+                    Some(w) => woke |= w,
+                    None => return self.fail(ChanError::Corrupt),
+                },
                 Ok(None) => break,
                 Err(_) => return self.fail(ChanError::Corrupt),
             }
+        }
+        if let Some(n) = self.rep.as_mut().map(|r| r.release()) {
+            self.doorbell(n, signals);
         }
         if self.mem.is_some_and(|m| m.is_closed(Side::Server)) {
             return self.fail(ChanError::PeerGone);
@@ -310,10 +329,10 @@ impl<const N: usize> Future for Call<N> {
                 };
                 let id = s as u64 | (inner.entries[s].gen as u64) << 32;
                 let item = self.msg.to_item(id);
-                match inner.req.as_mut().map(|r| r.push(&item)) {
-                    Some(Ok(n)) => {
-                        inner.doorbell(n, &c.signals);
-                        c.requests.fetch_add(1, Ordering::Relaxed);
+                match inner.req.as_mut().map(|r| r.stage(&item)) {
+                    Some(Ok(())) => {
+                        bump(&c.requests);
+                        inner.publish_if_batch(&c.signals);
                     }
                     // Full cannot happen with at most capacity calls outstanding unless the
                     // server moves its index wrongly: both are the peer's fault.
@@ -324,15 +343,23 @@ impl<const N: usize> Future for Call<N> {
                     }
                 }
                 self.slot = Some(s);
-                s
+                // The reply cannot be here yet: collecting replies is left to the thread's
+                // next park or busy poll (one drain for all the calls it completes).
+                let e = &mut inner.entries[s];
+                e.waker = Some(cx.waker().clone());
+                return Poll::Pending;
             }
         };
-        inner.drain(&c.signals);
+        if !matches!(inner.entries[slot].state, State::Done(_)) {
+            // Polled again without the reply delivered (woken some other way): look at the
+            // ring before waiting on.
+            inner.drain(&c.signals);
+        }
         let e = &mut inner.entries[slot];
         if let State::Done(m) = e.state {
             inner.free(slot);
             self.slot = None;
-            c.replies.fetch_add(1, Ordering::Relaxed);
+            bump(&c.replies);
             return Poll::Ready(Ok(m));
         }
         if let Some(err) = inner.broken {
@@ -380,6 +407,10 @@ impl<const N: usize> Endpoint for Client<N> {
         if let Some(r) = self.inner().rep.as_ref() {
             r.cancel_sleep();
         }
+    }
+
+    fn flush(&self) {
+        self.inner().publish(&self.signals);
     }
 
     fn pushed(&self) -> usize {

@@ -5,8 +5,10 @@
 //!
 //! - [`Client::call`]`(msg).await` pushes a request whose id names a slot of the client's
 //!   table of outstanding calls (slot index and a generation), and completes when the reply
-//!   with that id arrives. Any caller that runs drains the reply ring for all of them, and so
-//!   does the thread's [`ThreadPark`] before it sleeps: no separate client dispatcher task.
+//!   with that id arrives. The thread's [`ThreadPark`] collects the replies for all of them
+//!   when the executor idles or has been busy for a while (and a call polled again without its
+//!   reply looks too): no separate client dispatcher task, and one drain of the ring per batch
+//!   of replies.
 //! - [`Server::serve`] is the dispatcher coroutine: it pops requests and spawns one handler task
 //!   per request on the thread's executor (handlers may await, so they run concurrently); each
 //!   handler pushes its own reply. It takes a request only while the reply ring has a free slot
@@ -70,6 +72,13 @@ fn signal(index: usize) {
     crate::uintr::send(index);
     #[cfg(not(target_arch = "riscv64"))]
     let _ = index;
+}
+
+/// Count one more in a statistic only the endpoint's own thread writes (others may read it):
+/// a load and a store, not an atomic read-modify-write per call.
+fn bump(counter: &core::sync::atomic::AtomicUsize) {
+    use core::sync::atomic::Ordering::Relaxed;
+    counter.store(counter.load(Relaxed).wrapping_add(1), Relaxed);
 }
 
 /// The cycle counter (0 on the host), for the spin budget.

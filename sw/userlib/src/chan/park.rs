@@ -195,6 +195,10 @@ impl Park for ThreadPark {
         self.check_all();
     }
 
+    fn flush(&self) {
+        self.each(|ep| ep.flush());
+    }
+
     fn poll_busy(&self) {
         // The executor has not idled for a while: collect replies and wake dispatchers whose
         // rings have work, as an idle park would (without announcing anything).

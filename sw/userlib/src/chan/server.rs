@@ -1,7 +1,7 @@
 //! The server end: a dispatcher coroutine that pops requests and runs one handler task per
 //! request on the thread's executor; each handler pushes its own reply.
 use super::park::{Endpoint, ThreadPark};
-use super::{signal, ChanError, ChanMem, Msg, Side, BAD_REQUEST};
+use super::{bump, signal, ChanError, ChanMem, Msg, Side, BAD_REQUEST};
 use crate::task::{Handle, Priority, SpawnError};
 use aring::{Consumer, Item, Notify, Producer};
 use core::cell::UnsafeCell;
@@ -11,6 +11,10 @@ use core::task::{Context, Poll, Waker};
 
 /// Requests `serve_inline` handles before it lets other tasks run.
 const INLINE_TURN: usize = 64;
+
+/// Replies `serve_inline` stages before it publishes them together (one index store and one
+/// look at the client's flag per batch; fewer when the request ring runs dry).
+const PUBLISH_BATCH: usize = 2;
 
 struct Inner {
     mem: Option<ChanMem>,
@@ -272,13 +276,20 @@ impl Server {
     }
 
     fn dispatch_inline<H: FnMut(Msg) -> Msg>(&'static self, cx: &mut Context<'_>, handler: &mut H) -> Poll<ChanError> {
+        // One request at a time: the reply credit is taken and given back within the turn.
+        self.max_in_flight.fetch_max(1, Ordering::Relaxed);
         for _ in 0..INLINE_TURN {
             let inner = self.inner();
-            if let Some(e) = inner.ended() {
-                return Poll::Ready(e);
+            // Once per batch: a reply staged for a client that left meanwhile is only dropped
+            // with the memory.
+            if inner.rep.as_ref().is_none_or(|r| r.staged() == 0) {
+                if let Some(e) = inner.ended() {
+                    return Poll::Ready(e);
+                }
             }
             match inner.rep.as_mut().map(|r| r.free()) {
                 Some(Ok(0)) => {
+                    inner.publish(&self.signals);
                     inner.want_space = true;
                     inner.dispatcher = Some(cx.waker().clone());
                     return Poll::Pending;
@@ -289,38 +300,50 @@ impl Server {
                     continue;
                 }
             }
-            let item = match inner.pop_request(cx, &self.signals) {
+            let item = match inner.take_request(cx) {
                 Ok(Some(item)) => item,
-                Ok(None) => return Poll::Pending,
+                Ok(None) => {
+                    // Nothing more to do now: what was handled goes out.
+                    inner.publish(&self.signals);
+                    return Poll::Pending;
+                }
                 Err(()) => continue,
             };
-            // The reply's credit (`reply` gives it back).
-            inner.in_flight += 1;
-            self.max_in_flight.fetch_max(1, Ordering::Relaxed);
             // The handler is the program's code: no reference into `inner` lives across it.
             let out = match Msg::from_item(&item) {
                 Some(m) => handler(m),
                 None => Msg::new(BAD_REQUEST, &[]).unwrap_or_default(),
             };
-            self.reply(item.id, out);
+            let inner = self.inner();
+            match inner.rep.as_mut().map(|r| r.stage(&out.to_item(item.id))) {
+                Some(Ok(())) => bump(&self.replies),
+                _ => inner.broken = Some(ChanError::Corrupt),
+            }
+            if inner.rep.as_ref().is_some_and(|r| r.staged() >= PUBLISH_BATCH) {
+                inner.publish(&self.signals);
+            }
         }
+        self.inner().publish(&self.signals);
         // A long burst: let the executor's other tasks have a turn, then go on.
         cx.waker().wake_by_ref();
         Poll::Pending
     }
 
     /// A handler's reply (it holds a credit, so the ring has room unless the client moved its
-    /// index wrongly). Dropped if the channel ended meanwhile.
+    /// index wrongly), published at once. Dropped if the channel ended meanwhile.
     fn reply(&self, id: u64, msg: Msg) {
+        self.stage_reply(id, msg);
+        self.inner().publish(&self.signals);
+    }
+
+    /// `reply`, left staged: it goes out with the next `Inner::publish`.
+    fn stage_reply(&self, id: u64, msg: Msg) {
         let inner = self.inner();
         inner.in_flight -= 1;
         let open = inner.broken.is_none() && !inner.mem.is_some_and(|m| m.is_closed(Side::Client));
         if open {
-            match inner.rep.as_mut().map(|r| r.push(&msg.to_item(id))) {
-                Some(Ok(n)) => {
-                    inner.doorbell(n, &self.signals);
-                    self.replies.fetch_add(1, Ordering::Relaxed);
-                }
+            match inner.rep.as_mut().map(|r| r.stage(&msg.to_item(id))) {
+                Some(Ok(())) => bump(&self.replies),
                 _ => inner.broken = Some(ChanError::Corrupt),
             }
         }
@@ -432,6 +455,34 @@ impl Inner {
         }
     }
 
+    /// The next request, taken without giving its slot back (`publish` does, for the batch):
+    /// as `pop_request` otherwise.
+    fn take_request(&mut self, cx: &Context<'_>) -> Result<Option<Item>, ()> {
+        match self.req.as_mut().map(|r| r.take()) {
+            Some(Ok(Some(item))) => Ok(Some(item)),
+            Some(Ok(None)) => {
+                self.dispatcher = Some(cx.waker().clone());
+                Ok(None)
+            }
+            _ => {
+                self.broken = Some(ChanError::Corrupt);
+                Err(())
+            }
+        }
+    }
+
+    /// Give back the request slots taken, then make the staged replies visible: in this
+    /// order, so that a client that sees a reply and calls again finds the request ring's
+    /// room for that call already released.
+    fn publish(&mut self, signals: &AtomicUsize) {
+        if let Some(n) = self.req.as_mut().map(|r| r.release()) {
+            self.doorbell(n, signals);
+        }
+        if let Some(n) = self.rep.as_mut().map(|r| r.publish()) {
+            self.doorbell(n, signals);
+        }
+    }
+
     fn doorbell(&self, n: Notify, count: &AtomicUsize) {
         if n == Notify::Signal {
             signal(self.to_client);
@@ -488,5 +539,9 @@ impl Endpoint for Server {
 
     fn pushed(&self) -> usize {
         self.replies.load(Ordering::Relaxed)
+    }
+
+    fn flush(&self) {
+        self.inner().publish(&self.signals);
     }
 }

@@ -158,6 +158,7 @@ impl<const N: usize, const S: usize> Handle<N, S> {
         loop {
             if self.ex.shared.root_woken.swap(false, Ordering::Acquire) {
                 if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
+                    self.ex.shared.flush();
                     return out;
                 }
             }

@@ -15,6 +15,11 @@ pub trait Park: Sync {
     /// that a thread that never idles still sees them. Must not block. Default: nothing.
     fn poll_busy(&self) {}
 
+    /// Send what the thread's tasks held back to send in batches (requests staged on a
+    /// channel): called when `block_on` returns, so nothing waits for a park that may not come
+    /// soon. Must not block. Default: nothing.
+    fn flush(&self) {}
+
     /// End the current or next [`Park::park`]. Called by wakers on any thread or in a user
     /// interrupt handler that interrupted the executor itself: must not block, allocate or take
     /// a lock.

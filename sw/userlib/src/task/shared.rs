@@ -60,6 +60,11 @@ impl Shared {
         self.park_hook().poll_busy();
     }
 
+    /// The hook's flush (see `Park::flush`).
+    pub fn flush(&self) {
+        self.park_hook().flush();
+    }
+
     /// Queue a woken slot. The caller set its SCHEDULED bit, so it is in no list now.
     pub fn push_inbox(&self, hdr: &Header) {
         let idx = hdr.index();

@@ -14,8 +14,9 @@ mod rt {
     use abi::bootinfo::process::ProcessInfo;
     use abi::{stat, MessageInfo};
     use core::cell::UnsafeCell;
-    use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-    use ipc_bench::proto::{self, caps, control, label, CAP, CHAN_VA, SLOW_WORDS};
+    use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+    use ipc_bench::points::{self, ONLY};
+    use ipc_bench::proto::{self, caps, control, label, CAP, CHAN_VA, SLOW_WORDS, WINDOW};
     use ipc_bench::work::{Work, SEEDS};
     use userlib::chan::{ChanMem, Client, Msg, ThreadPark};
     use userlib::task::{Executor, Handle, JoinHandle};
@@ -88,14 +89,28 @@ mod rt {
     /// snapshot reads entries last), then the fastpath counter, after the window.
     fn snap_end(signals: usize) -> Snap {
         let cycles = now_cycles();
+        if MARK.load(Relaxed) {
+            userlib::marker::end::<WINDOW>();
+        }
         let entries = syscall::debug_stat(stat::KERNEL_ENTRIES);
         Snap { cycles, signals, entries, fastpath: syscall::debug_stat(stat::FASTPATH_CALL) }
     }
     fn snap_start(signals: usize) -> Snap {
         let fastpath = syscall::debug_stat(stat::FASTPATH_CALL);
         let entries = syscall::debug_stat(stat::KERNEL_ENTRIES);
-        Snap { cycles: now_cycles(), signals, entries, fastpath }
+        let cycles = now_cycles();
+        if MARK.load(Relaxed) {
+            userlib::marker::begin::<WINDOW>();
+        }
+        Snap { cycles, signals, entries, fastpath }
     }
+    /// Whether the running point's window is marked as region WINDOW (the point
+    /// `IPC_BENCH_PROFILE` names, or every point: see points.rs).
+    static MARK: AtomicBool = AtomicBool::new(false);
+    fn mark_point(variant: &str, work: Work, conc: usize) {
+        MARK.store(points::selected(points::PROFILED, variant, work.name(), conc), Relaxed);
+    }
+
     /// Kernel entries the snapshots themselves add to a window.
     const SNAP_ENTRIES: usize = 1;
 
@@ -160,6 +175,10 @@ mod rt {
     }
 
     fn sync_point(cx: &mut Ctx, variant: &str, ep: usize, work: Work, slow: bool) {
+        if !points::selected(ONLY, variant, work.name(), 1) {
+            return;
+        }
+        mark_point(variant, work, 1);
         let (warm, calls) = (warm(1), calls(work, 1));
         let mut bad = 0;
         for t in 0..warm {
@@ -237,6 +256,10 @@ mod rt {
 
     fn async_point(cx: &mut Ctx, rt: Rt, k: usize, conc: usize, work: Work) {
         let variant = if k == 0 { "async-same" } else { "async-cross" };
+        if !points::selected(ONLY, variant, work.name(), conc) {
+            return;
+        }
+        mark_point(variant, work, conc);
         let (warm, calls) = (warm(conc), calls(work, conc));
         // The pipeline stays full until the end snapshot.
         let total = warm + calls + conc;

@@ -172,6 +172,10 @@ impl Park for Timers {
         self.inner().poll_busy();
     }
 
+    fn flush(&self) {
+        self.inner().flush();
+    }
+
     fn unpark_from_irq(&self) {
         self.inner().unpark_from_irq();
     }
