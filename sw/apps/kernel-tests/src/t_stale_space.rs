@@ -178,7 +178,7 @@ fn replace_under_waiter(
     // A waiter that ran on in the old VSpace parks (no fault follows): stop looking then. Up
     // to a second of wall time (QEMU on one host thread may run the other harts seldom).
     let t0 = wall_cycles();
-    while wall_cycles().wrapping_sub(t0) < platform::clock::CORE_HZ as usize {
+    while wall_cycles().wrapping_sub(t0) < platform::clock::CORE_HZ {
         if resumed() != 0 {
             break;
         }
