@@ -66,6 +66,11 @@ pub fn spin_for_signal(cpu: &crate::percpu::PerCpu, me: &mut Tcb, pa: u64) -> bo
     stats::count(stat::WAIT_SPINS);
     match cpu.spin_on.compare_exchange(pa as usize, 0, Ordering::SeqCst, Ordering::Acquire) {
         Ok(_) => false,
+        Err(v) if v != sched::SPIN_DELIVERED => {
+            // SPIN_CANCELLED: an address-space change came meanwhile (`sched::cancel_spins`).
+            cpu.spin_on.store(0, Ordering::Relaxed);
+            false
+        }
         Err(_) => {
             // SPIN_DELIVERED: the Wait is done (the spin rewound the pc to its `ecall`).
             me.ctx.regs[A0] = cpu.spin_badge.load(Ordering::Relaxed) as usize;
@@ -78,17 +83,14 @@ pub fn spin_for_signal(cpu: &crate::percpu::PerCpu, me: &mut Tcb, pa: u64) -> bo
 
 /// Back to user mode with `t`, whose Wait a signaller completed while it spun (no lock: the
 /// thread stayed current here and Running, its user-interrupt state and tick unchanged). Its
-/// address space is the one the signaller read from the thread under the lock
-/// (`sched::deliver_to_spinner`), not the hart's: a `TCB_SetSpace` or a VSpace deletion may
-/// have run while the thread spun, and the hart may have left a freed root meanwhile
-/// (`mm::root_retire`). Mail or an interrupt that came since is pending and traps at once.
+/// address space is the hart's: any change to what a thread's address space depends on
+/// (`TCB_SetSpace`, a VSpace made or deleted) cancels every spin in progress
+/// (`sched::cancel_spins`), so a delivered spin saw none. Only the space's flush generation and
+/// the instruction-fetch epoch may have moved meanwhile. Mail or an interrupt that came since
+/// is pending and traps at once.
 pub fn resume_delivered(cpu: &crate::percpu::PerCpu, t: &mut Tcb) -> ! {
     use core::sync::atomic::Ordering;
-    crate::mm::tlb::switch_space(
-        cpu,
-        cpu.handoff_satp.load(Ordering::Relaxed),
-        cpu.active_asid.load(Ordering::Relaxed),
-    );
+    crate::mm::tlb::switch_space(cpu, cpu.active_satp.load(Ordering::Relaxed), cpu.active_asid.load(Ordering::Relaxed));
     crate::mm::icache::sync_before_user();
     crate::arch::trap::enter_user_on(cpu, &mut t.ctx, true)
 }
@@ -221,7 +223,13 @@ fn notification(me: &mut Tcb, number: isize, may_spin: bool) -> Fast {
         if !rights.read || !crate::object::notification::can_wait(obj, me) {
             return Fast::No;
         }
-        if may_spin && crate::object::notification::would_block_alone(obj) && sched::idles_without(me) {
+        // A spin resumes in the hart's address space (`resume_delivered`): only when that is
+        // the thread's now (a SetSpace may have come while it waited for the lock).
+        if may_spin
+            && crate::object::notification::would_block_alone(obj)
+            && sched::idles_without(me)
+            && crate::mm::tlb::runs_space_of(me)
+        {
             let cpu = crate::percpu::this();
             crate::object::notification::note_spinner(obj, cpu.hart);
             cpu.spin_on.store(obj as usize, core::sync::atomic::Ordering::Relaxed);

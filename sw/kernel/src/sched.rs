@@ -286,6 +286,24 @@ fn hand_off(t: &mut Tcb, h: usize) -> bool {
 /// `PerCpu::spin_on` once a signaller has completed the spinning Wait (notification
 /// addresses are 64-byte aligned kernel-window physical addresses, never this).
 pub const SPIN_DELIVERED: usize = 1;
+/// `PerCpu::spin_on` once an address-space change ended the spin (`cancel_spins`).
+pub const SPIN_CANCELLED: usize = 2;
+
+/// Something a thread's address space depends on changed (lock held: a VTABLE slot, an ASID
+/// table entry; `vspace::spaces_changed`). A spinning Wait resumes, if delivered, in its hart's
+/// address space without the lock (`fastpath::resume_delivered`), which was the thread's when
+/// the spin began: no spin that began before this change may be delivered, so each is ended
+/// and its thread runs the Wait again under the lock. Changes are rare (SetSpace, a VSpace
+/// made or deleted), and this touches only harts that spin.
+pub fn cancel_spins() {
+    for h in 0..MAX_HARTS {
+        let spin = &percpu::of(h).spin_on;
+        let v = spin.load(Ordering::Relaxed);
+        if v > SPIN_CANCELLED {
+            let _ = spin.compare_exchange(v, SPIN_CANCELLED, Ordering::SeqCst, Ordering::Relaxed);
+        }
+    }
+}
 
 /// A Signal of the idle notification at `pa` (lock held) completes the Wait that hart `h`'s
 /// current thread spins on, if it still does: the badge goes to `h` (`PerCpu::spin_badge`),
@@ -305,19 +323,13 @@ pub fn deliver_to_spinner(h: usize, pa: u64, badge: u64, bound: *mut Tcb) -> boo
         return false;
     }
     let cpu = percpu::of(h);
-    // The thread's address space now, not the one its hart had when it trapped: a SetSpace or a
-    // deletion may have come between (`fastpath::resume_delivered` switches to this). A spinning
-    // hart is not idle, so its hand-over words are free.
-    let (satp, asid) = crate::object::vspace::satp_of(t);
-    let had_asid = cpu.active_asid.load(Ordering::Relaxed);
     cpu.in_user.store(true, Ordering::Relaxed);
     // Read only once the swap says it was delivered.
     cpu.spin_badge.store(badge, Ordering::Relaxed);
-    cpu.handoff_satp.store(satp, Ordering::Relaxed);
-    cpu.active_asid.store(asid, Ordering::Relaxed);
+    // Fails for a spin that an address-space change cancelled (`cancel_spins`): the thread then
+    // runs its Wait again under the lock and leaves in the space its TCB names now.
     if cpu.spin_on.compare_exchange(pa as usize, SPIN_DELIVERED, Ordering::SeqCst, Ordering::Relaxed).is_err() {
         // Not spinning for it (any more): the thread runs its Wait again under the lock.
-        cpu.active_asid.store(had_asid, Ordering::Relaxed);
         cpu.in_user.store(false, Ordering::Relaxed);
         return false;
     }

@@ -22,9 +22,9 @@ fn kernel_space() -> (usize, usize) {
     (sv39::SATP_MODE_SV39 | (crate::mm::kspace::root() >> 12), usize::MAX - 1)
 }
 
-/// The hart's `satp` names the root, or it is about to: a thread handed to it or a Wait
-/// delivered to it (`PerCpu::handoff_satp`, written under the lock) enters user mode with that
-/// satp without the lock. An old `handoff_satp` that matches costs one needless answer.
+/// The hart's `satp` names the root, or it is about to: a thread handed to it
+/// (`PerCpu::handoff_satp`, written under the lock) enters user mode with that satp without
+/// the lock. An old `handoff_satp` that matches costs one needless answer.
 fn uses_root(cpu: &PerCpu, ppn: usize) -> bool {
     cpu.active_satp.load(Ordering::Acquire) & PPN_MASK == ppn
         || (cpu.in_user.load(Ordering::Acquire) && cpu.handoff_satp.load(Ordering::Acquire) & PPN_MASK == ppn)

@@ -121,3 +121,13 @@ pub fn switch_space(cpu: &PerCpu, satp: usize, asid: usize) {
     }
     cpu.active_asid.store(asid, Ordering::Relaxed);
 }
+
+/// This hart's address space is the one `t` has now (lock held): its root and ASID are what
+/// `satp_of` says (the hardware ASID bits of `active_satp` aside).
+#[inline(always)]
+pub fn runs_space_of(t: &crate::object::tcb::Tcb) -> bool {
+    let cpu = crate::percpu::this();
+    let (satp, asid) = crate::object::vspace::satp_of(t);
+    const ROOT: usize = !(ASID_MASK << SATP_ASID_SHIFT);
+    cpu.active_asid.load(Ordering::Relaxed) == asid && cpu.active_satp.load(Ordering::Relaxed) & ROOT == satp & ROOT
+}

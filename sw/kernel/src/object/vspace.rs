@@ -49,6 +49,7 @@ static SPACES_GEN: SpacesGen = SpacesGen(core::sync::atomic::AtomicU64::new(1));
 pub fn spaces_changed() {
     use core::sync::atomic::Ordering::Relaxed;
     SPACES_GEN.0.store(SPACES_GEN.0.load(Relaxed) + 1, Relaxed);
+    crate::sched::cancel_spins();
 }
 
 /// satp and ASID a thread runs with: its VSpace if it has a valid one, else the kernel's own
