@@ -81,7 +81,7 @@ const GO: usize = 1;
 /// (~10 k cycles on the RTL) still holds the lock.
 const WAITER_DELAY: usize = 400;
 const SIGNALLER_DELAY: usize = 3_000;
-const ROUNDS: usize = 4;
+const ROUNDS: usize = 6;
 
 fn delay(cycles: usize) {
     let t0 = rdcycle();
@@ -115,6 +115,9 @@ enum Phase {
     /// hart, its Wait spins without the lock and is delivered there (on the RTL), and it must
     /// resume in the address space its TCB names now, not the one its hart had.
     RacingRootKept,
+    /// The waiter's Wait first (spinning, on the RTL) and the SetSpace during its spin, the
+    /// old root kept: the change cancels the spin (`sched::cancel_spins`).
+    SpinningFirst,
     /// Blocked long before, its hart idle with the old root still in `satp`.
     Blocked,
 }
@@ -148,7 +151,8 @@ fn replace_under_waiter(
     let n = env.alloc_cap(o::NOTIFICATION)?;
     let racing = phase != Phase::Blocked;
     set_word(words_va, core::mem::offset_of!(Words, go), !racing as usize);
-    set_word(words_va, core::mem::offset_of!(Words, delay), if racing { WAITER_DELAY } else { 0 });
+    let waiter_delay = if phase == Phase::Racing || phase == Phase::RacingRootKept { WAITER_DELAY } else { 0 };
+    set_word(words_va, core::mem::offset_of!(Words, delay), waiter_delay);
     set_word(words_va, core::mem::offset_of!(Words, ntfn), n);
     set_word(words_va, core::mem::offset_of!(Words, resumed), 0);
     set_word(words_va, core::mem::offset_of!(Words, park), crate::env::PARK.load(core::sync::atomic::Ordering::SeqCst));
@@ -163,13 +167,17 @@ fn replace_under_waiter(
         // Past its spin: blocked, and its hart idle.
         delay(200_000);
     }
-    if phase != Phase::RacingRootKept {
+    if phase == Phase::Racing || phase == Phase::Blocked {
         // The waiter's VTABLE slot now holds the old root's last cap: the SetSpace deletes it.
         ok!(cnode::delete(CNODE, old, ROOT_DEPTH));
     }
     let resumed = || word(words_va, core::mem::offset_of!(Words, resumed));
     set_word(words_va, core::mem::offset_of!(Words, go), 1);
     sset(GO, 1);
+    if phase == Phase::SpinningFirst {
+        // Inside the waiter's spin (4,000 cycles), before the signaller.
+        delay(WAITER_DELAY * 3);
+    }
     ok!(tcb::set_space(waiter.tcb, fault_badged, CNODE, 0, empty, 0));
     if phase == Phase::Blocked {
         syscall::signal(n);
@@ -233,10 +241,10 @@ pub fn spin_wait_vspace_replaced(env: &mut Env) -> TResult {
     let retires0 = syscall::debug_stat(stat::ROOT_RETIRES);
     let deliveries0 = syscall::debug_stat(stat::SPIN_DELIVERIES);
     for round in 0..ROUNDS {
-        let phase = if round % 2 == 0 { Phase::Racing } else { Phase::RacingRootKept };
+        let phase = [Phase::Racing, Phase::RacingRootKept, Phase::SpinningFirst][round % 3];
         replace_under_waiter(env, phase, round, harts, fault)?;
     }
-    let deleting = ROUNDS.div_ceil(2);
+    let deleting = ROUNDS.div_ceil(3);
     let retires = syscall::debug_stat(stat::ROOT_RETIRES) - retires0;
     ensure!(retires >= deleting, "{} harts moved off a freed root in {} rounds that freed one", retires, deleting);
     let deliveries = syscall::debug_stat(stat::SPIN_DELIVERIES) - deliveries0;
