@@ -439,27 +439,28 @@ impl Inner {
     /// The next request: Ok(None) with the dispatcher's waker kept when the ring is empty,
     /// Err(()) with the channel marked Corrupt when the client broke the ring.
     fn pop_request(&mut self, cx: &Context<'_>, signals: &AtomicUsize) -> Result<Option<Item>, ()> {
-        match self.req.as_mut().map(|r| r.pop()) {
-            Some(Ok(Some(p))) => {
-                self.doorbell(p.notify, signals);
-                Ok(Some(p.item))
-            }
-            Some(Ok(None)) => {
-                self.dispatcher = Some(cx.waker().clone());
-                Ok(None)
-            }
-            _ => {
-                self.broken = Some(ChanError::Corrupt);
-                Err(())
-            }
-        }
+        let popped = self.req.as_mut().map(|r| r.pop());
+        let Some(p) = self.found(cx, popped)? else { return Ok(None) };
+        self.doorbell(p.notify, signals);
+        Ok(Some(p.item))
     }
 
     /// The next request, taken without giving its slot back (`publish` does, for the batch):
     /// as `pop_request` otherwise.
     fn take_request(&mut self, cx: &Context<'_>) -> Result<Option<Item>, ()> {
-        match self.req.as_mut().map(|r| r.take()) {
-            Some(Ok(Some(item))) => Ok(Some(item)),
+        let taken = self.req.as_mut().map(|r| r.take());
+        self.found(cx, taken)
+    }
+
+    /// What a look at the request ring found: the entry; None with the dispatcher's waker kept
+    /// (empty); Err with the channel marked Corrupt (no ring, or the client broke it).
+    fn found<T>(
+        &mut self,
+        cx: &Context<'_>,
+        got: Option<Result<Option<T>, aring::RingError>>,
+    ) -> Result<Option<T>, ()> {
+        match got {
+            Some(Ok(Some(entry))) => Ok(Some(entry)),
             Some(Ok(None)) => {
                 self.dispatcher = Some(cx.waker().clone());
                 Ok(None)
