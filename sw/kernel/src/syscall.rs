@@ -160,7 +160,11 @@ fn send(me: &mut Tcb, blocking: bool, call: bool, looked: Option<(Cap, SlotRef)>
         Cap::Reply { tcb, can_grant } => do_reply(me, tcb, can_grant, slot),
         _ => {
             let info = MessageInfo::from_word(me.ctx.regs[A1]);
-            let r = Msg::decode(me, info).and_then(|m| invoke(me, cap, slot, &m));
+            // A match, not `and_then`: the closure would take (copy) the whole Msg.
+            let r = match Msg::decode(me, info) {
+                Ok(m) => invoke(me, cap, slot, &m),
+                Err(e) => Err(e),
+            };
             if r == Err(caps::Error::Preempted) {
                 // Out of budget at a consistent point: the thread re-executes its ecall.
                 me.ctx.sepc = me.restart_pc;
