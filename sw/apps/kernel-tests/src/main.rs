@@ -167,6 +167,7 @@ mod rt {
         ("asys_idle_time_per_hart", crate::t_asys::idle_time_per_hart),
         ("asys_many_in_flight", crate::t_asys::many_in_flight),
         ("asys_stale_translation_reuse", crate::t_asys::stale_translation_reuse),
+        ("stale_translation_reuse_sync", crate::t_asys::stale_translation_reuse_sync),
         ("timer_deadline_abi", crate::t_timer::deadline_abi),
         ("timer_sleep_wakes_in_order", crate::t_timer::sleep_wakes_in_order),
         ("timer_timeout", crate::t_timer::timeout),
@@ -211,6 +212,7 @@ mod rt {
                     | "bench_round_trip"
                     | "timer_sleep_wakes_in_order"
                     | "asys_stale_translation_reuse"
+                    | "stale_translation_reuse_sync"
             )
             || name.starts_with("stale_space_")
     }
