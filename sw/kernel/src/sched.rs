@@ -635,9 +635,9 @@ fn leave(cpu: &percpu::PerCpu, t: &mut Tcb, alone: bool, sstatus_ok: bool, same_
         arch::trap::enter_user_on(cpu, &mut t.ctx, sstatus_ok)
     }
     // The thread that trapped goes on (`run_current`: a Signal, or a Wait that found its word
-    // set). In user mode with `asid` from here for every other hart: a shootdown or a stall
-    // after the release kicks this hart (it traps back right after its `sret`), one before it
-    // moved the flush generation `switch_space` reads. What is left is this hart's own (its
+    // set). In user mode with `asid` from here for every other hart: a shootdown after the
+    // release fences this hart (M-mode, whenever it comes) and a stall kicks it (it traps back
+    // right after its `sret`); one before it moved the flush generation `switch_space` reads. What is left is this hart's own (its
     // TLB's freshness, instruction fetch, its timer), done without the lock: a notification's
     // partner on another hart waits for every cycle of the hold.
     cpu.active_asid.store(asid, Ordering::Relaxed);
