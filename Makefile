@@ -29,8 +29,9 @@
 #   make bench-mem  the memory-allocator server (sync and async, placements one-hart, two-harts,
 #                   dedicated-handler-hart, 2..512 coroutines, sw/apps/mem-server) on the 4-hart RTL,
 #                   one bounded simulation per point (hours; SHORT=1: 5 x 3 points;
-#                   BENCH_MEM_RUNS=async-one-hart BENCH_MEM_CONC=64: one; TARGET=qemu):
-#                   build/bench/mem.csv, mem.md and plots
+#                   BENCH_MEM_RUNS=async-one-hart BENCH_MEM_CONC=64: one; TARGET=qemu;
+#                   PROFILE=1: each point's window profiled on every hart):
+#                   build/bench/mem.csv, mem.md, mem.jsonl and plots
 #   make sim-uintr  the user-interrupt tests and benchmarks on the 4-hart RTL (the suite's
 #                   rtl-subset build; prints the latencies next to the kernel-forwarded baseline)
 #   make constants  the shared constants in every language (build/gen/)
