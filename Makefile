@@ -262,15 +262,24 @@ run-net: net-image
 # each step, scoped to the fuzz CSpace; over everything every FULL_EVERY steps, default 64, and
 # after the last). A failure prints the seed and the last steps; the suite runs a short run itself.
 # SMP=1 (main thread only) or SMP=2 (one worker) run far faster than 4 harts on a loaded host.
+# SPIN_PERCENT: main steps that race the spinner (a spinning Wait) against its address space's
+# replacement, in percent. FUZZ_TARGET=rtl runs the same image on the 4-core RTL (the spinning
+# Wait's races happen there; QEMU's clock ends every spin first), up to FUZZ_MAX_CYCLES.
 SEED ?= 1592594996
 COUNT ?= 20000
+SPIN_PERCENT ?= 4
+FUZZ_TARGET ?= qemu
+FUZZ_MAX_CYCLES ?= 400000000
 FUZZ_IMAGE := $(BUILD)/sw/image-fuzz.bin
 fuzz: sw
-	KTEST_ONLY=fuzz FUZZ_SEED=$(SEED) FUZZ_COUNT=$(COUNT) FUZZ_FULL_EVERY=$(FULL_EVERY) $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p kernel-tests
-	cp $(SW_OUT)/kernel-tests $(BUILD)/sw/kernel-tests-fuzz.elf
+	KTEST_ONLY=fuzz FUZZ_SEED=$(SEED) FUZZ_COUNT=$(COUNT) FUZZ_FULL_EVERY=$(FULL_EVERY) FUZZ_SPIN_PERCENT=$(SPIN_PERCENT) \
+	  CARGO_TARGET_DIR=$(BUILD)/cargo-fuzz $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p kernel-tests
+	cp $(BUILD)/cargo-fuzz/$(RUST_TARGET)/release/kernel-tests $(BUILD)/sw/kernel-tests-fuzz.elf
 	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
 	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests-fuzz.elf -o $(FUZZ_IMAGE)
-	scripts/qemu.sh $(FUZZ_IMAGE) < /dev/null | tee $(BUILD)/fuzz.log
+	$(if $(filter rtl,$(FUZZ_TARGET)),$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST= && \
+	  $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(FUZZ_IMAGE) +max-cycles=$(FUZZ_MAX_CYCLES),\
+	  scripts/qemu.sh $(FUZZ_IMAGE) < /dev/null) | tee $(BUILD)/fuzz.log
 	@grep -q 'DebugHalt(0)' $(BUILD)/fuzz.log || { echo "fuzz: FAILED (seed $(SEED); see $(BUILD)/fuzz.log)"; exit 1; }
 
 # Create/destroy cycles of every object kind (UINTC slots and sender tables too) with every

@@ -12,6 +12,8 @@ mod macros;
 #[cfg(target_arch = "riscv64")]
 mod env;
 #[cfg(target_arch = "riscv64")]
+mod fuzz_spinner;
+#[cfg(target_arch = "riscv64")]
 mod t_async;
 #[cfg(target_arch = "riscv64")]
 mod t_asys;
