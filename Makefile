@@ -265,6 +265,7 @@ run-net: net-image
 # SPIN_PERCENT: main steps that race the spinner (a spinning Wait) against its address space's
 # replacement, in percent. FUZZ_TARGET=rtl runs the same image on the 4-core RTL (the spinning
 # Wait's races happen there; QEMU's clock ends every spin first), up to FUZZ_MAX_CYCLES.
+# SCOPED=0 drops the scoped check between the full ones (cheaper on the RTL).
 SEED ?= 1592594996
 COUNT ?= 20000
 SPIN_PERCENT ?= 4
@@ -272,7 +273,7 @@ FUZZ_TARGET ?= qemu
 FUZZ_MAX_CYCLES ?= 400000000
 FUZZ_IMAGE := $(BUILD)/sw/image-fuzz.bin
 fuzz: sw
-	KTEST_ONLY=fuzz FUZZ_SEED=$(SEED) FUZZ_COUNT=$(COUNT) FUZZ_FULL_EVERY=$(FULL_EVERY) FUZZ_SPIN_PERCENT=$(SPIN_PERCENT) \
+	KTEST_ONLY=fuzz FUZZ_SEED=$(SEED) FUZZ_COUNT=$(COUNT) FUZZ_FULL_EVERY=$(FULL_EVERY) FUZZ_SPIN_PERCENT=$(SPIN_PERCENT) FUZZ_SCOPED=$(SCOPED) \
 	  CARGO_TARGET_DIR=$(BUILD)/cargo-fuzz $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p kernel-tests
 	cp $(BUILD)/cargo-fuzz/$(RUST_TARGET)/release/kernel-tests $(BUILD)/sw/kernel-tests-fuzz.elf
 	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
