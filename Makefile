@@ -57,7 +57,8 @@ export CACHE_DIR
 
 RUST_TARGET := riscv64imac-unknown-none-elf
 CARGO := cargo
-# A rustup installed by scripts/deps.sh on a bare machine lands here.
+# A rustup installed by scripts/deps.sh on a bare machine lands here (its binaries, not in the
+# CARGO_HOME below, which holds only the crate cache; scripts/test_deps.py checks the two agree).
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 # Crate downloads live with the other caches; toolchains stay where rustup put them.
 export CARGO_HOME := $(CACHE_DIR)/cargo
