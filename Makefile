@@ -47,7 +47,10 @@
 #                   PROFILE=1 [IPC_PROFILE_POINT=one of them]: every hart profiled in the points' windows, build/bench/point-*.{txt,prof,log})
 #   make bitstream  FPGA flow (hw/fpga): everything up to Vivado, then Vivado where installed
 #   make flash      FLASH=sd|jtag: put bitstream and image on the board (hw/fpga/README.md)
-#   make deps       install toolchains and packages (idempotent)
+#   make deps       install toolchains and packages for everything (deps-sw and deps-hw; idempotent)
+#   make deps-sw    only what the software and QEMU need (make run, sw, lint, test-net, bench-tcp)
+#   make deps-hw    the hardware build, RTL simulation and FPGA checks (JDK, Maven, sbt, Verilator, ...)
+#   make deps-debug gdb-multiarch, OpenOCD and yosys (make area)
 
 SHELL := /bin/bash
 ROOT := $(abspath .)
@@ -100,25 +103,43 @@ PROFILE_ARGS = $(if $(PROFILE),+profile=$(abspath $(PROFILE)) $(if $(PROFILE_EVE
 
 .PHONY: run-tests net-image net-image-rtl run-net test-net loadgen bench-tcp sim-net test-sim-net
 .PHONY: bench-cosim area test-nic
-.PHONY: lint all deps sw run fuzz leak bench-lock profile-ipc ipc-point bench-ipc bench-mem test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
+.PHONY: lint all deps deps-sw deps-hw deps-debug sw-kernel sw run fuzz leak bench-lock profile-ipc ipc-point bench-ipc bench-mem test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
 
 all: sw
 
 help:
 	@sed -n '1,/^$$/p' Makefile
 
-# Marker so deps run once per build directory (`make deps` forces a new check).
-DEPS_DONE := $(BUILD)/.deps-ok
-deps:
+# Markers so each deps phase runs once per build directory (`make deps*` forces a new check).
+# deps-sw is what the software and QEMU need (make run installs only this); deps-hw adds the
+# hardware build, the RTL simulation and the FPGA checks; deps-debug is asked for by name.
+DEPS_SW := $(BUILD)/.deps-sw
+DEPS_HW := $(BUILD)/.deps-hw
+DEPS_ALL := $(DEPS_SW) $(DEPS_HW)
+deps: deps-sw deps-hw
+
+deps-sw:
 	@mkdir -p $(BUILD) $(CACHE_DIR)
-	@scripts/deps.sh
+	@scripts/deps.sh sw
+	@touch $(DEPS_SW)
+
+deps-hw:
+	@mkdir -p $(BUILD) $(CACHE_DIR)
+	@scripts/deps.sh hw
+	@echo "deps: hw: sbt launcher and rocket-chip sources from Maven Central (cached in $(CACHE_DIR)/jars)"
 	@$(MAKE) --no-print-directory -C hw deps CACHE_DIR=$(CACHE_DIR) BUILD_DIR=$(BUILD)
-	@touch $(DEPS_DONE)
+	@touch $(DEPS_HW)
 
-$(DEPS_DONE): scripts/deps.sh
-	@$(MAKE) --no-print-directory deps
+deps-debug:
+	@scripts/deps.sh debug
 
-constants: | $(DEPS_DONE)
+$(DEPS_SW): scripts/deps.sh
+	@$(MAKE) --no-print-directory deps-sw
+
+$(DEPS_HW): scripts/deps.sh
+	@$(MAKE) --no-print-directory deps-hw
+
+constants: | $(DEPS_SW)
 	python3 platform/gen.py --rust $(BUILD)/gen/platform.rs --c $(BUILD)/gen/platform.h \
 	  --scala $(BUILD)/gen/Platform.scala --tcl $(BUILD)/gen/platform.tcl --dts $(BUILD)/gen/platform.dtsi
 	@echo "constants: $(BUILD)/gen/platform.{rs,h,scala,tcl,dtsi}"
@@ -139,7 +160,7 @@ mem_image = python3 scripts/mkimage.py --manifest sw/apps/mem-server/app.toml --
   --elf mem-client=$(1) -o $(2)
 
 # Cargo tracks its own inputs; this rule always asks it and then re-assembles the image.
-sw: | $(DEPS_DONE)
+sw: | $(DEPS_SW)
 	$(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p firmware -p kernel -p roottask -p kernel-tests -p hello-proc -p ipc-bench -p mem-server
 	@mkdir -p $(BUILD)/sw
 	for b in root client server; do cp $(SW_OUT)/ipc-bench-$$b $(BUILD)/sw/ipc-bench-$$b.elf; done
@@ -171,6 +192,14 @@ sw: | $(DEPS_DONE)
 	  --elf ipc-bench-client=$(BUILD)/sw/ipc-bench-client$$v.elf -o $(BUILD)/sw/image-ipc-bench$$v.bin || exit 1; done
 	for v in "" -quick; do $(call mem_image,$(BUILD)/sw/mem-client$$v.elf,$(BUILD)/sw/image-mem-bench$$v.bin) || exit 1; done
 
+# The firmware and the kernel alone, what every system's image starts from: the network images
+# need nothing else of `sw`, so make run builds only these and the network system.
+sw-kernel: | $(DEPS_SW)
+	$(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p firmware -p kernel
+	@mkdir -p $(BUILD)/sw
+	cp $(SW_OUT)/firmware $(BUILD)/sw/firmware.elf
+	cp $(SW_OUT)/kernel $(BUILD)/sw/kernel.elf
+
 # The network system: its own manifest (sw/apps/net-system/app.toml), root task and processes;
 # the NET_* settings are compiled into its root task.
 NET_IMAGE := $(BUILD)/sw/image-net.bin
@@ -187,7 +216,7 @@ export NET_PORT NET_REQUEST NET_WORK NET_SPIN NET_VARIANT
 NET_QEMU_ARGS = -netdev user,id=n0,hostfwd=tcp:127.0.0.1:$(NET_PORT)-:$(NET_PORT) -device virtio-net-device,netdev=n0,event_idx=off
 # image-net.bin is the NET_VARIANT one (run-net); image-net-async.bin and image-net-sync.bin are
 # both always built (test-net, bench-tcp): only the root task differs.
-net-image: sw
+net-image: sw-kernel
 	for v in sync async; do NET_VARIANT=$$v $(CARGO) build $(CARGO_FLAGS) --profile net --target $(RUST_TARGET) -p net-server -p tcp-server -p net-system \
 	  && cp $(NET_OUT)/net-root $(BUILD)/sw/net-root-$$v.elf || exit 1; done
 	for b in net-server tcp-server; do cp $(NET_OUT)/$$b $(BUILD)/sw/$$b.elf; done
@@ -201,7 +230,7 @@ net-image: sw
 # connections and room, not QEMU's 136), in a cargo dir of their own so neither set rebuilds the other.
 NET_RTL_SOCKETS ?= 24
 NET_RTL_CARGO := $(BUILD)/cargo-net-rtl
-net-image-rtl: sw
+net-image-rtl: sw-kernel
 	for v in sync async; do NET_SOCKETS=$(NET_RTL_SOCKETS) NET_VARIANT=$$v CARGO_TARGET_DIR=$(NET_RTL_CARGO) $(CARGO) build $(CARGO_FLAGS) --profile net \
 	  --target $(RUST_TARGET) -p net-server -p tcp-server -p net-system && cp $(NET_RTL_CARGO)/$(RUST_TARGET)/net/net-root $(BUILD)/sw/net-root-rtl-$$v.elf || exit 1; done
 	for b in net-server tcp-server; do cp $(NET_RTL_CARGO)/$(RUST_TARGET)/net/$$b $(BUILD)/sw/$$b-rtl.elf; done
@@ -210,7 +239,7 @@ net-image-rtl: sw
 	  --elf tcp-server=$(BUILD)/sw/tcp-server-rtl.elf -o $(BUILD)/sw/image-net-rtl-$$v.bin || exit 1; done
 
 LOADGEN := $(BUILD)/cargo-loadgen/release/loadgen
-loadgen: | $(DEPS_DONE)
+loadgen: | $(DEPS_SW)
 	CARGO_TARGET_DIR=$(BUILD)/cargo-loadgen $(CARGO) build --release --manifest-path tools/loadgen/Cargo.toml --locked
 
 # End to end from the host through QEMU's network, the net server, async IPC and the TCP server,
@@ -304,14 +333,14 @@ test: lint test-host test-nofp test-boot test-net test-rtl test-sim test-fpga te
 # target binaries as they are built, and on the PC load client. The toolchain is pinned
 # (rust-toolchain.toml), so a new clippy lint arrives only when the pin moves.
 TARGET_CRATES := firmware kernel roottask kernel-tests hello-proc ipc-bench mem-server net-server tcp-server net-system
-lint: | $(DEPS_DONE)
+lint: | $(DEPS_SW)
 	$(CARGO) fmt --manifest-path sw/Cargo.toml --all --check
 	$(CARGO) fmt --manifest-path tools/loadgen/Cargo.toml --all --check
 	$(CARGO) clippy $(CARGO_FLAGS) --workspace --all-targets -- -D warnings
 	$(CARGO) clippy $(CARGO_FLAGS) --release --target $(RUST_TARGET) $(addprefix -p ,$(TARGET_CRATES)) -- -D warnings
 	CARGO_TARGET_DIR=$(BUILD)/cargo-loadgen $(CARGO) clippy --manifest-path tools/loadgen/Cargo.toml --locked --all-targets -- -D warnings
 
-test-host: test-loom | $(DEPS_DONE)
+test-host: test-loom | $(DEPS_ALL)
 	$(CARGO) test $(CARGO_FLAGS) --workspace
 	python3 -m unittest discover -s platform -p 'test_*.py'
 	python3 -m unittest discover -s scripts -p 'test_*.py'
@@ -319,10 +348,10 @@ test-host: test-loom | $(DEPS_DONE)
 
 # The ring and wake-up protocol model-checked with loom (every interleaving of the modelled
 # races); its own target dir, since --cfg loom changes every crate's build.
-test-loom: | $(DEPS_DONE)
+test-loom: | $(DEPS_SW)
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(BUILD)/cargo-loom $(CARGO) test $(CARGO_FLAGS) --release -p aring
 
-test-nofp: sw
+test-nofp: sw | $(DEPS_HW)
 	python3 scripts/check_no_fp.py $(BUILD)/sw/firmware.elf $(BUILD)/sw/kernel.elf
 
 test-boot: sw
@@ -331,13 +360,13 @@ test-boot: sw
 	  --mem-image $(MEM_BENCH_QUICK_IMAGE)
 
 # The NIC model's register/descriptor test with real libslirp (hw/sim/tests/nic_test.cc; seconds).
-test-nic: | $(DEPS_DONE)
+test-nic: | $(DEPS_ALL)
 	$(SIM_MAKE) test-nic
 
-verilog: | $(DEPS_DONE)
+verilog: | $(DEPS_ALL)
 	$(MAKE) -C hw verilog CONFIG=$(CONFIG) BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
 
-sim-build: | $(DEPS_DONE)
+sim-build: | $(DEPS_ALL)
 	$(SIM_MAKE) build $(SIM_OPTS)
 
 # A flat binary is loaded at 0x8000_0000; an ELF is flattened first (it must be linked there).
@@ -347,21 +376,22 @@ sim: sw sim-build
 	$$($(SIM_MAKE) -s bin-path $(SIM_OPTS)) +image=$$bin +max-cycles=$(MAX_CYCLES) \
 	  $(if $(FST),+fst=$(FST) +fst-start=$(or $(FST_START),0) +fst-end=$(or $(FST_END),0xffffffffffffffff),) $(PROFILE_ARGS) $(SIM_ARGS)
 
-test-hw: | $(DEPS_DONE)
+test-hw: | $(DEPS_ALL)
 	$(MAKE) -C hw test BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
 	$(MAKE) -C hw/uintc/cosim cosim BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
 
 # The UINTC reference-model co-simulation's long run (hw/uintc/cosim/README.md): 10 M cycles.
-bench-cosim: | $(DEPS_DONE)
+bench-cosim: | $(DEPS_ALL)
 	@mkdir -p $(BUILD)/bench
 	$(MAKE) -s -C hw/uintc/cosim cosim-long BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR) | tee $(BUILD)/bench/cosim-long.txt
 
 # yosys LUT/FF estimates of the UINTC and the uipi unit next to the CLINT and PLIC (minutes).
-area: | $(DEPS_DONE)
+area: | $(DEPS_ALL)
+	@command -v yosys >/dev/null || { echo "area: yosys is missing: make deps-debug installs it"; exit 1; }
 	$(MAKE) -s -C hw/uintc/cosim area BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
 
 # Bare-metal tests of the patched cores and the UINTC on the RTL (hw/tests).
-test-rtl: | $(DEPS_DONE)
+test-rtl: | $(DEPS_ALL)
 	$(MAKE) -C hw test-rtl BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
 
 # The real image on the 4-hart RTL (fast build), checked like the QEMU boots; with the network
@@ -373,7 +403,7 @@ test-sim: sw net-image-rtl loadgen
 	  --sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=)
 
 # The worst kernel lock hold under a hostile thread (bench_lock_hold), alone on the 4-hart RTL.
-bench-lock: | $(DEPS_DONE)
+bench-lock: | $(DEPS_ALL)
 	KTEST_ONLY=lock_hold $(MAKE) --no-print-directory sw
 	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
 	$$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(UINTR_IMAGE) +max-cycles=60000000 $(PROFILE_ARGS) | tee $(BUILD)/bench-lock.log
@@ -390,7 +420,7 @@ IPC ?= same
 IPC_PROF := $(BUILD)/bench/profile-ipc-$(IPC)
 IPC_TEST = $(if $(filter cross,$(IPC)),bench_round_trip,$(if $(filter other,$(IPC)),bench_round_trip_other_space,$(if $(filter ntfn,$(IPC)),uintr_bench,fastpath_call)))
 IPC_REGION = $(if $(filter cross,$(IPC)),12 +profile-region-any,$(if $(filter other,$(IPC)),13,$(if $(filter ntfn,$(IPC)),14 +profile-region-any,11)))
-profile-ipc: | $(DEPS_DONE)
+profile-ipc: | $(DEPS_ALL)
 	KTEST_ONLY=$(IPC_TEST) $(MAKE) --no-print-directory sw
 	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
 	@mkdir -p $(BUILD)/bench
@@ -481,10 +511,10 @@ sim-uintr: sw
 	$$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(UINTR_IMAGE) +max-cycles=$(MAX_CYCLES) $(PROFILE_ARGS)
 
 # The flow is checked against its port model and the board config's real Verilog.
-test-fpga: | $(DEPS_DONE)
+test-fpga: | $(DEPS_ALL)
 	$(MAKE) -C hw/fpga test BUILD_DIR=$(BUILD) CONFIG=$(CONFIG) CACHE_DIR=$(CACHE_DIR)
 
-bitstream: | $(DEPS_DONE)
+bitstream: | $(DEPS_ALL)
 	$(MAKE) -C hw/fpga bitstream BUILD_DIR=$(BUILD) CONFIG=$(CONFIG)
 
 flash: sw
