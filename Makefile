@@ -6,6 +6,8 @@
 #                   QEMU virt, 4 harts, our firmware; prints `connect to 127.0.0.1:PORT` for the
 #                   load client (tools/loadgen) and serves until stopped (= run-net; GDB=1: QEMU
 #                   waits for GDB on tcp::1234)
+#   make load       the load client (tools/loadgen) against the running system from another terminal:
+#                   requests/s and latency percentiles (HOST=127.0.0.1 PORT=NET_PORT CONNS=8 DURATION=10 s)
 #   make run-tests  the kernel test suite as the root task under QEMU, 4 harts (GDB=1 as above)
 #   make test       every test: host units, QEMU boots, FPGA flow checks, UINTC units,
 #                   bare-metal RTL tests of the cores, the image's boot on the 4-core RTL
@@ -101,7 +103,7 @@ PROFILE ?=
 PROFILE_ARGS = $(if $(PROFILE),+profile=$(abspath $(PROFILE)) $(if $(PROFILE_EVERY),+profile-every=$(PROFILE_EVERY),) \
   $(if $(PROFILE_REGION),+profile-region=$(PROFILE_REGION),) $(if $(PROFILE_TRACE),+profile-trace=$(abspath $(PROFILE_TRACE)),),)
 
-.PHONY: run-tests net-image net-image-rtl run-net test-net loadgen bench-tcp sim-net test-sim-net
+.PHONY: load run-tests net-image net-image-rtl run-net test-net loadgen bench-tcp sim-net test-sim-net
 .PHONY: bench-cosim area test-nic
 .PHONY: lint all deps deps-sw deps-hw deps-debug sw-kernel sw run fuzz leak bench-lock profile-ipc ipc-point bench-ipc bench-mem test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
 
@@ -242,6 +244,16 @@ LOADGEN := $(BUILD)/cargo-loadgen/release/loadgen
 loadgen: | $(DEPS_SW)
 	CARGO_TARGET_DIR=$(BUILD)/cargo-loadgen $(CARGO) build --release --manifest-path tools/loadgen/Cargo.toml --locked
 
+# The load client against a running system (make run in another terminal, or a board): CONNS
+# connections for DURATION seconds after a 1 s warm-up. HOST and PORT count only from the command
+# line (some shells export a HOST of their own).
+CONNS ?= 8
+DURATION ?= 10
+LOAD_HOST = $(if $(filter command line,$(origin HOST)),$(HOST),127.0.0.1)
+LOAD_PORT = $(if $(filter command line,$(origin PORT)),$(PORT),$(NET_PORT))
+load: loadgen
+	$(LOADGEN) --addr $(LOAD_HOST):$(LOAD_PORT) -c $(CONNS) -d $(DURATION) -s $(NET_REQUEST)
+
 # End to end from the host through QEMU's network, the net server, async IPC and the TCP server,
 # plus the robustness cases (scripts/net_test.py); a few minutes.
 test-net: net-image loadgen
@@ -284,7 +296,8 @@ test-sim-net: net-image-rtl loadgen
 
 run-net: net-image
 	$(GDB_NOTE)
-	@echo "run-net: connect to 127.0.0.1:$(NET_PORT) once the TCP server says it listens (Ctrl-A X stops QEMU)"
+	@echo "run-net: connect to 127.0.0.1:$(NET_PORT) once the TCP server says it listens (Ctrl-A X stops QEMU);"
+	@echo "run-net: load it from another terminal: make load [PORT=$(NET_PORT) CONNS=$(CONNS) DURATION=$(DURATION)]"
 	scripts/qemu.sh $(NET_IMAGE) $(NET_QEMU_ARGS) $(GDB_QEMU)
 
 # The kernel fuzzer alone (sw/apps/kernel-tests/src/t_fuzz.rs) on QEMU, 4 harts: SEED picks the
