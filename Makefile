@@ -7,7 +7,8 @@
 #                   load client (tools/loadgen) and serves until stopped (= run-net; GDB=1: QEMU
 #                   waits for GDB on tcp::1234)
 #   make load       the load client (tools/loadgen) against the running system from another terminal:
-#                   requests/s and latency percentiles (HOST=127.0.0.1 PORT=NET_PORT CONNS=8 DURATION=10 s)
+#                   requests/s and latency percentiles (HOST=127.0.0.1 PORT=NET_PORT CONNS=8 DURATION=10 s
+#                   PIPELINE=1; RATE=requests/s: open loop, as wrk2; HGRM=file: HdrHistogram percentiles)
 #   make run-tests  the kernel test suite as the root task under QEMU, 4 harts (GDB=1 as above)
 #   make test       every test: host units, QEMU boots, FPGA flow checks, UINTC units,
 #                   bare-metal RTL tests of the cores, the image's boot on the 4-core RTL
@@ -245,14 +246,20 @@ loadgen: | $(DEPS_SW)
 	CARGO_TARGET_DIR=$(BUILD)/cargo-loadgen $(CARGO) build --release --manifest-path tools/loadgen/Cargo.toml --locked
 
 # The load client against a running system (make run in another terminal, or a board): CONNS
-# connections for DURATION seconds after a 1 s warm-up. HOST and PORT count only from the command
-# line (some shells export a HOST of their own).
+# connections for DURATION seconds after a 1 s warm-up; RATE=R: open loop, R requests/s over all
+# connections on a fixed schedule, latency from each request's due time (tools/loadgen/README.md);
+# PIPELINE=N requests in flight per connection; HGRM=file: the latency distribution. HOST and
+# PORT count only from the command line (some shells export a HOST of their own).
 CONNS ?= 8
 DURATION ?= 10
+RATE ?=
+PIPELINE ?= 1
+HGRM ?=
 LOAD_HOST = $(if $(filter command line,$(origin HOST)),$(HOST),127.0.0.1)
 LOAD_PORT = $(if $(filter command line,$(origin PORT)),$(PORT),$(NET_PORT))
 load: loadgen
-	$(LOADGEN) --addr $(LOAD_HOST):$(LOAD_PORT) -c $(CONNS) -d $(DURATION) -s $(NET_REQUEST)
+	$(LOADGEN) --host $(LOAD_HOST) --port $(LOAD_PORT) -c $(CONNS) -d $(DURATION) -s $(NET_REQUEST) -p $(PIPELINE) \
+	  $(if $(RATE),--rate $(RATE),) $(if $(HGRM),--hgrm $(HGRM),)
 
 # End to end from the host through QEMU's network, the net server, async IPC and the TCP server,
 # plus the robustness cases (scripts/net_test.py); a few minutes.
@@ -297,7 +304,7 @@ test-sim-net: net-image-rtl loadgen
 run-net: net-image
 	$(GDB_NOTE)
 	@echo "run-net: connect to 127.0.0.1:$(NET_PORT) once the TCP server says it listens (Ctrl-A X stops QEMU);"
-	@echo "run-net: load it from another terminal: make load [PORT=$(NET_PORT) CONNS=$(CONNS) DURATION=$(DURATION)]"
+	@echo "run-net: load it from another terminal: make load [PORT=$(NET_PORT) CONNS=$(CONNS) DURATION=$(DURATION) RATE=requests/s PIPELINE=1]"
 	scripts/qemu.sh $(NET_IMAGE) $(NET_QEMU_ARGS) $(GDB_QEMU)
 
 # The kernel fuzzer alone (sw/apps/kernel-tests/src/t_fuzz.rs) on QEMU, 4 harts: SEED picks the
