@@ -49,7 +49,8 @@
 #   make ipc-point  chosen points of the IPC benchmark alone on the 4-hart RTL (IPC_POINTS=variant:work:conc,...;
 #                   PROFILE=1 [IPC_PROFILE_POINT=one of them]: every hart profiled in the points' windows, build/bench/point-*.{txt,prof,log})
 #   make bitstream  FPGA flow (hw/fpga): everything up to Vivado, then Vivado where installed
-#   make flash      FLASH=sd|jtag: put bitstream and image on the board (hw/fpga/README.md)
+#   make flash      FLASH=sd|jtag: put bitstream and the network system's image on the board
+#                   (IMAGE=file: that image instead; hw/fpga/README.md)
 #   make deps       install toolchains and packages for everything (deps-sw and deps-hw; idempotent)
 #   make deps-sw    only what the software and QEMU need (make run, sw, lint, test-net, bench-tcp)
 #   make deps-hw    the hardware build, RTL simulation and FPGA checks (JDK, Maven, sbt, Verilator, ...)
@@ -73,7 +74,9 @@ export CARGO_TARGET_DIR := $(BUILD)/cargo
 SW_OUT := $(CARGO_TARGET_DIR)/$(RUST_TARGET)/release
 # The network images' programs: cargo profile `net` (sw/Cargo.toml: release with fat LTO).
 NET_OUT := $(CARGO_TARGET_DIR)/$(RUST_TARGET)/net
-IMAGE := $(BUILD)/sw/image.bin
+# The minimal root task's system (sw/apps/roottask): the boot tests' image. (IMAGE= is make
+# flash's: the file the board gets.)
+ROOT_IMAGE := $(BUILD)/sw/image.bin
 KERNEL_BIN := $(BUILD)/sw/kernel.bin
 MODULES_BIN := $(BUILD)/sw/modules.bin
 # The same firmware and kernel with the kernel test suite (sw/apps/kernel-tests) as root task.
@@ -94,7 +97,7 @@ CORES ?= 4
 SIM_CONFIG := $(if $(filter 1,$(CORES)),UintrSingleSimConfig,UintrQuadSimConfig)
 # DEBUG=1: the 4-core SoC with the debug module; the harness serves JTAG to OpenOCD (hw/sim/README.md)
 SIM_CONFIG := $(if $(DEBUG),UintrQuadSimDebugConfig,$(SIM_CONFIG))
-BINARY ?= $(IMAGE)
+BINARY ?= $(ROOT_IMAGE)
 MAX_CYCLES ?= 0
 FST ?=
 SIM_MAKE = $(MAKE) --no-print-directory -C hw/sim BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
@@ -182,7 +185,7 @@ sw: | $(DEPS_SW)
 	cp $(BUILD)/cargo-rtl/$(RUST_TARGET)/release/mem-client $(BUILD)/sw/mem-client-quick.elf
 	for b in mem-bench-root mem-server mem-client; do cp $(SW_OUT)/$$b $(BUILD)/sw/$$b.elf; done
 	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
-	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/roottask.elf -o $(IMAGE) \
+	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/roottask.elf -o $(ROOT_IMAGE) \
 	  --part-out modules=$(MODULES_BIN)
 	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
 	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests.elf -o $(KTEST_IMAGE) \
@@ -375,7 +378,7 @@ test-nofp: sw | $(DEPS_HW)
 	python3 scripts/check_no_fp.py $(BUILD)/sw/firmware.elf $(BUILD)/sw/kernel.elf
 
 test-boot: sw
-	python3 scripts/boot_test.py --image $(IMAGE) --kernel $(KERNEL_BIN) --modules $(MODULES_BIN) \
+	python3 scripts/boot_test.py --image $(ROOT_IMAGE) --kernel $(KERNEL_BIN) --modules $(MODULES_BIN) \
 	  --suite-image $(KTEST_IMAGE) --suite-modules $(KTEST_MODULES) --bench-image $(IPC_BENCH_IMAGE) \
 	  --mem-image $(MEM_BENCH_QUICK_IMAGE)
 
@@ -418,7 +421,7 @@ test-rtl: | $(DEPS_ALL)
 # system's bounded TCP exchange from the host (rtl-4-harts-tcp, as make test-sim-net) beside them.
 test-sim: sw net-image-rtl loadgen
 	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
-	python3 scripts/boot_test.py --image $(IMAGE) --suite-image $(UINTR_IMAGE) --bench-image $(IPC_BENCH_QUICK_IMAGE) --harts 4 --jobs 2 \
+	python3 scripts/boot_test.py --image $(ROOT_IMAGE) --suite-image $(UINTR_IMAGE) --bench-image $(IPC_BENCH_QUICK_IMAGE) --harts 4 --jobs 2 \
 	  --net-image $(BUILD)/sw/image-net-rtl-async.bin --loadgen $(LOADGEN) \
 	  --sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=)
 
@@ -537,8 +540,13 @@ test-fpga: | $(DEPS_ALL)
 bitstream: | $(DEPS_ALL)
 	$(MAKE) -C hw/fpga bitstream BUILD_DIR=$(BUILD) CONFIG=$(CONFIG)
 
-flash: sw
-	$(MAKE) -C hw/fpga flash-$(FLASH) BUILD_DIR=$(BUILD) CONFIG=$(CONFIG) IMAGE=$(IMAGE)
+# The board gets the network system: NET_VARIANT's image-net.bin, the image make run boots (its
+# net server drives the NIC the device tree names: the AXI Ethernet on the board). IMAGE=file
+# (on the command line) flashes that file instead, and then nothing is built.
+FLASH_IMAGE = $(if $(filter command line,$(origin IMAGE)),$(abspath $(IMAGE)),$(NET_IMAGE))
+flash: $(if $(filter command line,$(origin IMAGE)),,net-image)
+	@echo "flash: $(FLASH_IMAGE) to the board ($(FLASH))"
+	$(MAKE) -C hw/fpga flash-$(FLASH) BUILD_DIR=$(BUILD) CONFIG=$(CONFIG) IMAGE=$(FLASH_IMAGE)
 
 clean:
 	rm -rf $(BUILD)
