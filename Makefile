@@ -22,7 +22,9 @@
 #   make test-net   the network system end to end from the host, and its robustness cases (QEMU)
 #   make sim-net    the network system on the 4-core RTL with the NIC model; the host's 127.0.0.1:NET_PORT reaches it
 #   make bench-tcp  the TCP server under QEMU, async and sync on 1 and 4 harts, 1..128 connections: build/bench/tcp.csv,
-#                   tcp.md and plots (BENCH_DURATION=5 s per point)
+#                   tcp.md and plots (BENCH_DURATION=5 s per point); then open loop at rising rates over 16
+#                   connections: latency percentiles against achieved requests/s (tcp_rate.csv, tcp_latency.png;
+#                   BENCH_TCP_SWEEP=rate: only that; BENCH_RECORD=bench/results/tcp.jsonl appends the records)
 #   make run-net    the network system (sw/apps/net-system) under QEMU, 4 harts, with user-mode
 #                   networking: prints `connect to 127.0.0.1:PORT` and serves until stopped
 #                   (NET_VARIANT=async|sync NET_PORT=5555 NET_REQUEST=64 bytes NET_WORK=0 rounds NET_SPIN=auto|cycles)
@@ -279,11 +281,22 @@ NET_BENCH_IMAGES = $(if $(filter rtl,$(BENCH_TCP_TARGET)),rtl-)
 # and TARGET=rtl's connection counts (one per run: NET_RTL_CONNECTIONS=4).
 NET_BENCH_VARIANTS ?= async sync
 NET_RTL_CONNECTIONS ?= 1,4,16
+# On QEMU, two sweeps (BENCH_TCP_SWEEP=connections and/or rate): the closed-loop one over the
+# connection counts (bench_tcp.py), then the open-loop one (bench_tcp_rate.py): the offered rate
+# rises (BENCH_TCP_RATES=r1,r2,...) over 16 connections on 4 harts, latency percentiles against the
+# achieved requests/s (tcp_latency.png; BENCH_RECORD=bench/results/tcp.jsonl appends the records).
+BENCH_TCP_SWEEP ?= connections rate
+BENCH_TCP_RATES ?=
+BENCH_RECORD ?=
+BENCH_TCP_QEMU_ARGS = --loadgen $(LOADGEN) --guest-port $(NET_PORT) --size $(NET_REQUEST) --duration $(BENCH_DURATION) --out $(BUILD)/bench
 bench-tcp: net-image loadgen $(if $(filter rtl,$(BENCH_TCP_TARGET)),net-image-rtl)
 	$(if $(filter rtl,$(BENCH_TCP_TARGET)),$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=,)
-	python3 scripts/bench_tcp.py $(foreach v,$(NET_BENCH_VARIANTS),--image $(v)=$(BUILD)/sw/image-net-$(NET_BENCH_IMAGES)$(v).bin) --loadgen $(LOADGEN) --guest-port $(NET_PORT) \
+	$(if $(filter rtl,$(BENCH_TCP_TARGET))$(filter connections,$(BENCH_TCP_SWEEP)),python3 scripts/bench_tcp.py $(foreach v,$(NET_BENCH_VARIANTS),--image $(v)=$(BUILD)/sw/image-net-$(NET_BENCH_IMAGES)$(v).bin) --loadgen $(LOADGEN) --guest-port $(NET_PORT) \
 	  --size $(NET_REQUEST) --duration $(BENCH_DURATION) --out $(BUILD)/bench --target $(BENCH_TCP_TARGET) \
-	  $(if $(filter rtl,$(BENCH_TCP_TARGET)),--sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) --rtl-connections $(NET_RTL_CONNECTIONS) $(if $(RTL_LOCK),--lock $(RTL_LOCK),),)
+	  $(if $(filter rtl,$(BENCH_TCP_TARGET)),--sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) --rtl-connections $(NET_RTL_CONNECTIONS) $(if $(RTL_LOCK),--lock $(RTL_LOCK),),),)
+	$(if $(filter rtl,$(BENCH_TCP_TARGET)),,$(if $(filter rate,$(BENCH_TCP_SWEEP)),python3 scripts/bench_tcp_rate.py \
+	  $(foreach v,$(NET_BENCH_VARIANTS),--image $(v)=$(BUILD)/sw/image-net-$(v).bin) $(BENCH_TCP_QEMU_ARGS) \
+	  $(if $(BENCH_TCP_RATES),--rates $(BENCH_TCP_RATES),) $(if $(BENCH_RECORD),--record $(abspath $(BENCH_RECORD)),),))
 
 # The same network system on the 4-core RTL with the NIC model (hw/sim: AXI DMA + AXI Ethernet,
 # libslirp on simulated time): the host's 127.0.0.1:NET_PORT goes to the TCP server; drive it with
@@ -323,7 +336,7 @@ fuzz: sw
 	cp $(SW_OUT)/kernel-tests $(BUILD)/sw/kernel-tests-fuzz.elf
 	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
 	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests-fuzz.elf -o $(FUZZ_IMAGE)
-	scripts/qemu.sh $(FUZZ_IMAGE) < /dev/null | tee $(BUILD)/fuzz.log
+	TCG=multi scripts/qemu.sh $(FUZZ_IMAGE) < /dev/null | tee $(BUILD)/fuzz.log
 	@grep -q 'DebugHalt(0)' $(BUILD)/fuzz.log || { echo "fuzz: FAILED (seed $(SEED); see $(BUILD)/fuzz.log)"; exit 1; }
 
 # Create/destroy cycles of every object kind (UINTC slots and sender tables too) with every
@@ -335,7 +348,7 @@ leak: sw
 	cp $(SW_OUT)/kernel-tests $(BUILD)/sw/kernel-tests-leak.elf
 	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
 	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests-leak.elf -o $(LEAK_IMAGE)
-	scripts/qemu.sh $(LEAK_IMAGE) < /dev/null | tee $(BUILD)/leak.log
+	TCG=multi scripts/qemu.sh $(LEAK_IMAGE) < /dev/null | tee $(BUILD)/leak.log
 	@grep -q 'DebugHalt(0)' $(BUILD)/leak.log || { echo "leak: FAILED (see $(BUILD)/leak.log)"; exit 1; }
 
 # The main job: the product, the network system (root task, net server, TCP server) under
@@ -345,9 +358,11 @@ GDB_QEMU = $(if $(GDB),-s -S,)
 GDB_NOTE = $(if $(GDB),@echo "run: QEMU waits for GDB on tcp::1234: gdb-multiarch $(BUILD)/sw/kernel.elf -ex 'target remote :1234'",)
 run: run-net
 
+# The suite's cross-hart spins want a TCG thread per vCPU (scripts/boot_test.py, SUITE_TCG); so do
+# the fuzzer's and the leak run's.
 run-tests: sw
 	$(GDB_NOTE)
-	scripts/qemu.sh $(KTEST_IMAGE) $(GDB_QEMU)
+	TCG=multi scripts/qemu.sh $(KTEST_IMAGE) $(GDB_QEMU)
 
 test: lint test-host test-nofp test-boot test-net test-rtl test-sim test-fpga test-hw test-nic
 	@echo "make test: all passed"
