@@ -97,7 +97,9 @@ def plot(rows, out):
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
     colors = {"async": "C0", "sync": "C3"}
     for variant in sorted({r["variant"] for r in rows}):
-        pts = sorted((float(r["requests_per_s"]), r) for r in rows if r["variant"] == variant)
+        # In the order of the sweep: past the knee the achieved rate falls back as latency climbs.
+        pts = [(float(r["requests_per_s"]), r) for r in sorted((r for r in rows if r["variant"] == variant),
+                                                                key=lambda r: float(r["offered_rate"]))]
         for key, style, name in (("p50_us", "o-", "p50"), ("p99_us", "s--", "p99"), ("p999_us", "^:", "p99.9")):
             ax.plot([x for x, _ in pts], [int(r[key]) / 1000 for _, r in pts], style, color=colors.get(variant),
                     label=f"ours {variant} {name} (QEMU)")
@@ -117,7 +119,7 @@ def plot(rows, out):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--image", action="append", required=True, help="VARIANT=IMAGE (async, sync), repeatable")
+    ap.add_argument("--image", action="append", default=[], help="VARIANT=IMAGE (async, sync), repeatable")
     ap.add_argument("--loadgen", default=os.path.join(ROOT, "build", "cargo-loadgen", "release", "loadgen"))
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "bench"))
     ap.add_argument("--guest-port", type=int, default=5555)
@@ -128,8 +130,13 @@ def main():
     ap.add_argument("--duration", type=float, default=5)
     ap.add_argument("--warmup", type=float, default=1)
     ap.add_argument("--record", help="also append the records to this JSONL file (bench/results/tcp.jsonl)")
+    ap.add_argument("--plot-only", action="store_true", help="redraw tcp_latency.png from tcp_rate.csv")
     a = ap.parse_args()
     need_matplotlib("bench-tcp")
+    if a.plot_only:
+        with open(os.path.join(a.out, "tcp_rate.csv")) as f:
+            plot(list(csv.DictReader(f)), a.out)
+        return
     a.rates = [int(r) for r in a.rates.split(",")]
     os.makedirs(a.out, exist_ok=True)
     os.environ["SMP"] = str(a.harts)
