@@ -135,7 +135,7 @@ deps-hw:
 	@mkdir -p $(BUILD) $(CACHE_DIR)
 	@scripts/deps.sh hw
 	@echo "deps: hw: sbt launcher and rocket-chip sources from Maven Central (cached in $(CACHE_DIR)/jars)"
-	@$(MAKE) --no-print-directory -C hw deps CACHE_DIR=$(CACHE_DIR) BUILD_DIR=$(BUILD)
+	@$(MAKE) -s --no-print-directory -C hw deps CACHE_DIR=$(CACHE_DIR) BUILD_DIR=$(BUILD)
 	@touch $(DEPS_HW)
 
 deps-debug:
