@@ -30,7 +30,7 @@ RATES = [250, 500, 1000, 2000, 4000, 8000, 16000, 32000]
 # A point "falls behind" when it achieves less than this share of the offered rate; the sweep
 # stops after two such points in a row (the knee and one beyond it are on the plot).
 BEHIND = 0.8
-FIELDS = ["variant", "harts", "connections", "offered_rate", "requests_per_s", "requests", "p50_us", "p90_us",
+FIELDS = ["variant", "harts", "connections", "offered_rate", "requests_per_s", "requests", "unsent", "p50_us", "p90_us",
           "p99_us", "p999_us", "max_us", "errors", "load1"]
 
 
@@ -51,7 +51,7 @@ def run_point(a, port, variant, rate):
         raise Fail(f"loadgen gave no result (exit {r.returncode}): {r.stderr.strip()[-300:]}")
     res = json.loads(lines[-1])
     res.update(variant=variant, harts=a.harts, load1=round(load1, 2))
-    print(f"  {variant} at {rate:6d}/s offered: {res['requests_per_s']:8.0f}/s achieved, p50 {res['p50_us']} us, "
+    print(f"  {variant} at {rate:6d}/s offered: {res['requests_per_s']:8.0f}/s achieved ({res['unsent']} unsent), p50 {res['p50_us']} us, "
           f"p99 {res['p99_us']} us, p99.9 {res['p999_us']} us, {res['errors']} dead (load {load1:.1f})", flush=True)
     return res
 
@@ -84,8 +84,8 @@ def record(row, a, rev, qemu):
                           f"--rate {row['offered_rate']} over {a.connections} connections, {a.size} B requests, "
                           f"{a.duration:g} s after {a.warmup:g} s warm-up, latency from each request's due time; host "
                           f"{os.cpu_count()} CPUs ({cpu_model()}) shared with other jobs, load average {row['load1']} at the start"),
-        **{k: row[k] for k in ("variant", "offered_rate", "requests_per_s", "requests", "p50_us", "p90_us", "p99_us",
-                               "p999_us", "max_us", "errors")},
+        **{k: row[k] for k in ("variant", "offered_rate", "requests_per_s", "requests", "unsent", "p50_us", "p90_us",
+                               "p99_us", "p999_us", "max_us", "errors")},
     }
 
 

@@ -13,6 +13,8 @@ pub struct Report {
     pub pipeline: usize,
     /// Measured requests (after the warm-up), all answered correctly.
     pub requests: u64,
+    /// Open loop: measured requests due before the end but never sent (the server fell behind).
+    pub unsent: u64,
     /// The measured window, seconds.
     pub seconds: f64,
     pub requests_per_s: f64,
@@ -28,7 +30,7 @@ pub struct Report {
 }
 
 pub const CSV_HEADER: &str =
-    "target,variant,harts,connections,request_bytes,requests,seconds,requests_per_s,p50_us,p90_us,p99_us,p999_us,max_us,errors,pipeline,offered_rate";
+    "target,variant,harts,connections,request_bytes,requests,seconds,requests_per_s,p50_us,p90_us,p99_us,p999_us,max_us,errors,pipeline,offered_rate,unsent";
 
 impl Report {
     pub fn new(c: &Config) -> Report {
@@ -60,8 +62,10 @@ impl Report {
     pub fn summary(&self) -> String {
         let l = &self.latency;
         format!(
-            "{} connections, {} B requests, {}: {} requests in {:.2} s = {:.1} requests/s; latency p50 {} us, p90 {} us, p99 {} us, p999 {} us, max {} us; {} dead connections",
-            self.connections, self.request_bytes, self.mode(), self.requests, self.seconds, self.requests_per_s, l.p50, l.p90, l.p99, l.p999, l.max, self.errors
+            "{} connections, {} B requests, {}: {} requests in {:.2} s = {:.1} requests/s{}; latency p50 {} us, p90 {} us, p99 {} us, p999 {} us, max {} us; {} dead connections",
+            self.connections, self.request_bytes, self.mode(), self.requests, self.seconds, self.requests_per_s,
+            if self.unsent > 0 { format!(" ({} due but never sent: the server fell behind)", self.unsent) } else { String::new() },
+            l.p50, l.p90, l.p99, l.p999, l.max, self.errors
         )
     }
 
@@ -72,16 +76,16 @@ impl Report {
     pub fn json(&self) -> String {
         let l = &self.latency;
         format!(
-            "{{\"target\": \"{}\", \"variant\": \"{}\", \"harts\": \"{}\", \"connections\": {}, \"request_bytes\": {}, \"requests\": {}, \"seconds\": {:.6}, \"requests_per_s\": {:.3}, \"p50_us\": {}, \"p90_us\": {}, \"p99_us\": {}, \"p999_us\": {}, \"max_us\": {}, \"errors\": {}, \"pipeline\": {}, \"offered_rate\": {}}}",
+            "{{\"target\": \"{}\", \"variant\": \"{}\", \"harts\": \"{}\", \"connections\": {}, \"request_bytes\": {}, \"requests\": {}, \"seconds\": {:.6}, \"requests_per_s\": {:.3}, \"p50_us\": {}, \"p90_us\": {}, \"p99_us\": {}, \"p999_us\": {}, \"max_us\": {}, \"errors\": {}, \"pipeline\": {}, \"offered_rate\": {}, \"unsent\": {}}}",
             self.target, self.variant, self.harts, self.connections, self.request_bytes, self.requests, self.seconds, self.requests_per_s, l.p50, l.p90, l.p99, l.p999, l.max, self.errors,
-            self.pipeline, self.offered_rate.map_or("null".to_string(), |r| format!("{r}"))
+            self.pipeline, self.offered_rate.map_or("null".to_string(), |r| format!("{r}")), self.unsent
         )
     }
 
     pub fn csv_row(&self) -> String {
         let l = &self.latency;
         format!(
-            "{},{},{},{},{},{},{:.6},{:.3},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{:.6},{:.3},{},{},{},{},{},{},{},{},{}",
             self.target,
             self.variant,
             self.harts,
@@ -97,7 +101,8 @@ impl Report {
             l.max,
             self.errors,
             self.pipeline,
-            self.rate_text()
+            self.rate_text(),
+            self.unsent
         )
     }
 
@@ -130,11 +135,15 @@ mod tests {
             ..Report::default()
         };
         assert_eq!(CSV_HEADER.split(',').count(), r.csv_row().split(',').count());
-        assert_eq!(r.csv_row(), ",async,,4,64,1000,2.000000,500.000,1,2,3,4,5,1,1,");
+        assert_eq!(r.csv_row(), ",async,,4,64,1000,2.000000,500.000,1,2,3,4,5,1,1,,0");
         assert!(r.json().contains("\"requests_per_s\": 500.000") && r.json().contains("\"p999_us\": 4"));
-        assert!(r.json().ends_with("\"pipeline\": 1, \"offered_rate\": null}") && r.mode() == "closed loop");
+        assert!(
+            r.json().ends_with("\"pipeline\": 1, \"offered_rate\": null, \"unsent\": 0}") && r.mode() == "closed loop"
+        );
         let open = Report { offered_rate: Some(2500.0), pipeline: 4, ..r.clone() };
-        assert!(open.csv_row().ends_with(",1,4,2500") && open.json().ends_with("\"offered_rate\": 2500}"));
+        assert!(
+            open.csv_row().ends_with(",1,4,2500,0") && open.json().ends_with("\"offered_rate\": 2500, \"unsent\": 0}")
+        );
         assert_eq!(open.mode(), "open loop at 2500 requests/s offered, 4 in flight per connection");
         let dir = std::env::temp_dir().join(format!("loadgen-csv-{}", std::process::id()));
         let _ = std::fs::remove_file(&dir);

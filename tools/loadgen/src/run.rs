@@ -24,6 +24,9 @@ struct Shared {
     done: AtomicU64,
     live: AtomicUsize,
     dead: AtomicUsize,
+    /// Open loop: measured requests due before the end that were never sent (the server was
+    /// too far behind for their turn to come).
+    unsent: AtomicU64,
     stop: AtomicBool,
 }
 
@@ -135,6 +138,12 @@ async fn send(
         let Ok(permit) = slots.acquire().await else { break };
         permit.forget();
         let now = Instant::now();
+        if let (Some(end), Some(sched)) = (plan.end, plan.schedule) {
+            if now >= end {
+                let first_unsent = seq.max(sched.due_before(plan.measure_from));
+                sh.unsent.fetch_add(sched.due_before(end).saturating_sub(first_unsent), Ordering::Relaxed);
+            }
+        }
         if sh.stop.load(Ordering::Relaxed) || plan.end.is_some_and(|e| now >= e) {
             break;
         }
@@ -232,6 +241,7 @@ pub async fn run(cfg: Config) -> Report {
         done: AtomicU64::new(0),
         live: AtomicUsize::new(cfg.connections),
         dead: AtomicUsize::new(0),
+        unsent: AtomicU64::new(0),
         stop: AtomicBool::new(false),
     });
     // Connections are opened one after the other before the load starts: a server behind
@@ -295,6 +305,7 @@ pub async fn run(cfg: Config) -> Report {
         eprintln!();
     }
     report.requests = all.count();
+    report.unsent = sh.unsent.load(Ordering::Relaxed);
     // The window: from the first measured request's start (its due time in open loop; at or
     // after the warm-up's end) to the last measured response.
     report.seconds = match (first, last) {

@@ -27,6 +27,22 @@ impl Schedule {
         Duration::from_secs_f64(self.period)
     }
 
+    /// How many of this connection's requests are due before `t`.
+    pub fn due_before(&self, t: Instant) -> u64 {
+        match t.checked_duration_since(self.first) {
+            Some(d) if !d.is_zero() => {
+                let k = (d.as_secs_f64() / self.period).ceil() as u64;
+                // Rounding at an exact multiple: request k is due at t, not before it.
+                if self.due(k.saturating_sub(1)) >= t {
+                    k - 1
+                } else {
+                    k
+                }
+            }
+            _ => 0,
+        }
+    }
+
     /// When request `seq` (0, 1, ...) of this connection is due.
     pub fn due(&self, seq: u64) -> Instant {
         // Multiplied out, not accumulated: no drift over millions of requests.
@@ -60,6 +76,18 @@ mod tests {
         for w in all.windows(2) {
             let gap = w[1] - w[0];
             assert!(gap >= Duration::from_micros(999) && gap <= Duration::from_micros(1001), "gap {gap:?}");
+        }
+    }
+
+    #[test]
+    fn requests_due_before_a_time() {
+        let t0 = Instant::now();
+        let s = Schedule::new(t0, 1000.0, 4, 1); // due at 1, 5, 9, ... ms
+        let ms = |m: u64| t0 + Duration::from_millis(m);
+        assert_eq!([s.due_before(t0), s.due_before(ms(1)), s.due_before(ms(2))], [0, 0, 1]);
+        assert_eq!([s.due_before(ms(5)), s.due_before(ms(6)), s.due_before(ms(1001))], [1, 2, 250]);
+        for k in 0..1000 {
+            assert_eq!(s.due_before(s.due(k)), k);
         }
     }
 

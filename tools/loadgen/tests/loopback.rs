@@ -134,8 +134,9 @@ async fn open_loop_offers_the_rate_asked_for() {
     let mut c = config(port, 4, 64, Stop::Duration(Duration::from_secs(1)));
     c.rate = Some(400.0);
     let r = run(c).await;
-    // 400 requests are due in the second; a loaded host may miss the last few.
+    // 400 requests are due in the second; a loaded host may miss the last few, and says so.
     assert!(r.errors == 0 && (360..=400).contains(&r.requests), "{} requests", r.requests);
+    assert!(r.requests + r.unsent <= 400 && r.unsent <= 40, "{} unsent", r.unsent);
     assert!((330.0..=440.0).contains(&r.requests_per_s), "{} requests/s", r.requests_per_s);
 }
 
@@ -155,6 +156,24 @@ async fn open_loop_charges_a_stall_to_every_request_due_in_it() {
     assert_eq!(open.errors, 0);
     assert!(open.latency.max >= 290_000 && open.latency.p90 >= 100_000, "{:?}", open.latency);
     assert!(open.histogram.count() >= 90);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_loop_counts_what_a_slow_server_never_let_it_send() {
+    // The server stalls 600 ms at the 5th request of the one connection; at 100/s over a 0.5 s
+    // window the client is still waiting when the window ends: the requests due after the
+    // stalled one are never sent, and counted as such.
+    let mut c = config(
+        server(64, Fault::StallOnce(Duration::from_millis(600))).await,
+        1,
+        64,
+        Stop::Duration(Duration::from_millis(500)),
+    );
+    c.rate = Some(100.0);
+    let r = run(c).await;
+    assert_eq!(r.errors, 0);
+    assert_eq!(r.requests + r.unsent, 50, "{} answered, {} unsent", r.requests, r.unsent);
+    assert!(r.unsent >= 40, "{} unsent", r.unsent);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
