@@ -160,6 +160,7 @@ fn send(me: &mut Tcb, blocking: bool, call: bool, looked: Option<(Cap, SlotRef)>
         Cap::Reply { tcb, can_grant } => do_reply(me, tcb, can_grant, slot),
         _ => {
             let info = MessageInfo::from_word(me.ctx.regs[A1]);
+            me.call_key = me.entries;
             // A match, not `and_then`: the closure would take (copy) the whole Msg.
             let r = match Msg::decode(me, info) {
                 Ok(m) => invoke(me, cap, slot, &m),

@@ -12,6 +12,8 @@ mod macros;
 #[cfg(target_arch = "riscv64")]
 mod env;
 #[cfg(target_arch = "riscv64")]
+mod fuzz_spinner;
+#[cfg(target_arch = "riscv64")]
 mod t_async;
 #[cfg(target_arch = "riscv64")]
 mod t_asys;
@@ -174,12 +176,14 @@ mod rt {
         ("timer_dropped_sleep_cancelled", crate::t_timer::dropped_sleep_cancelled),
         ("timer_deadline_follows_the_thread", crate::t_timer::deadline_follows_the_thread),
         ("timer_deadlines_on_every_hart", crate::t_timer::deadlines_on_every_hart),
+        ("timer_many_deadlines_one_hart", crate::t_timer::many_deadlines_one_hart),
         ("stale_space_spin_wait_vspace_replaced", crate::t_stale_space::spin_wait_vspace_replaced),
         ("stale_space_idle_hart_leaves_freed_root", crate::t_stale_space::idle_hart_leaves_freed_root),
         ("preempt_long_retype", crate::t_preempt::long_retype),
         ("preempt_long_revoke", crate::t_preempt::long_revoke),
         ("preempt_big_cnode_delete", crate::t_preempt::big_cnode_delete),
         ("preempt_endpoint_waiters_delete", crate::t_preempt::endpoint_waiters_delete),
+        ("preempt_cancel_badged_sends_many", crate::t_preempt::cancel_badged_sends_many),
         ("preempt_set_space_big_cnode", crate::t_preempt::set_space_big_cnode),
         ("leak_create_destroy_every_kind", crate::t_leak::create_destroy_every_kind),
         ("fuzz_invocations", crate::t_fuzz::fuzz),

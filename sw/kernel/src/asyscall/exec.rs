@@ -96,6 +96,7 @@ fn run(t: &mut Tcb, lbl: u32, args: &[usize]) -> Outcome {
         return Outcome::Done(asys::NOT_ASYNC, [0; PAYLOAD_WORDS], 0);
     }
     let mrs_in = &args[first_mr..];
+    t.call_key = crate::object::endpoint::ASYNC_KEY | t.requests_run;
     mrs::begin(t, mrs_in);
     // A match, not `and_then`: the closure would take (copy) the whole Msg.
     let r = match Msg::with_caps(t, lbl as usize, mrs_in.len(), &args[asys::ARG_FIRST_CAP..first_mr]) {
@@ -239,6 +240,7 @@ fn drain_chunk(t: &mut Tcb, max: usize) -> (usize, Drained) {
         }
         held[n].write(Item { id: first.id, label: code, len: len as u32, payload });
         n += 1;
+        t.requests_run += 1;
         stats::count(stat::ASYS_REQUESTS);
         if !crate::preempt::charge(1) {
             break Drained::More;
