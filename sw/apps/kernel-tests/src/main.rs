@@ -198,7 +198,8 @@ mod rt {
 
     /// The `rtl-subset` feature builds an image for the slow RTL simulation: the basic boot
     /// tests, the user-interrupt tests, one short timer test (kernel deadlines through the
-    /// UINTC), the async-batch stale-translation test (its race is real there) and the IPC
+    /// UINTC), the async-batch stale-translation test (its race is real there), the console
+    /// flood (output drained outside the lock, the drain's race with appenders) and the IPC
     /// benchmarks (the fastpath's same-hart round trip, the cross-hart one)
     /// only. `make bench-lock` runs the lock-hold benchmark there
     /// (about 20 M cycles of its own).
