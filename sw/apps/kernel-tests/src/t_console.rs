@@ -108,10 +108,15 @@ extern "C" fn print_twice(_: usize) -> ! {
     }
 }
 
+/// Flood tags: the full-ring test's records are checked on the host, by their tag.
+const FULL_RING_TAG: &[u8; 6] = b"flood!";
+const BURST_TAG: &[u8; 6] = b"burst!";
+
 /// Record `i` of a flood: 16 bytes, "<NNNNNN:flood!>\n" (the host check in
 /// `scripts/boot_test.py` finds each whole one in the output).
-fn record(i: usize) -> [u8; PUT_STRING_MAX] {
+fn record(tag: &[u8; 6], i: usize) -> [u8; PUT_STRING_MAX] {
     let mut r = *b"<000000:flood!>\n";
+    r[8..14].copy_from_slice(tag);
     let mut v = i;
     for d in r[1..7].iter_mut().rev() {
         *d = b'0' + (v % 10) as u8;
@@ -128,11 +133,12 @@ fn ring_bytes(n: usize) -> usize {
 /// Requests per batch: the raw ring's capacity.
 const BATCH: usize = crate::t_asys::CAP;
 
-/// One batch of flood records `first..first + BATCH` through the ring; the bytes each took.
-fn flood_batch(r: &mut Raw, first: usize, count_bytes: bool) -> Result<[usize; BATCH], Fail> {
+/// One batch of flood records `first..first + BATCH` through the ring (empty PutStrings
+/// without a tag); the bytes each took.
+fn flood_batch(r: &mut Raw, first: usize, tag: Option<&[u8; 6]>) -> Result<[usize; BATCH], Fail> {
     for k in 0..BATCH {
-        let q = if count_bytes {
-            Request::put_string(ic::CONSOLE, &record(first + k))
+        let q = if let Some(tag) = tag {
+            Request::put_string(ic::CONSOLE, &record(tag, first + k))
         } else {
             Request::put_string(ic::CONSOLE, &[])
         };
@@ -164,11 +170,11 @@ pub fn flood_outside_lock(env: &mut Env) -> TResult {
         let mut taken = 0;
         syscall::debug_stat_reset(ic::DEBUG, stat::LOCK_HOLD_MAX);
         for b in 0..2 {
-            taken += flood_batch(&mut r, b * BATCH, true)?.iter().map(|&n| ring_bytes(n)).sum::<usize>();
+            taken += flood_batch(&mut r, b * BATCH, Some(BURST_TAG))?.iter().map(|&n| ring_bytes(n)).sum::<usize>();
         }
         let hold = syscall::debug_stat_reset(ic::DEBUG, stat::LOCK_HOLD_MAX);
         for b in 0..2 {
-            flood_batch(&mut r, b * BATCH, false)?;
+            flood_batch(&mut r, b * BATCH, None)?;
         }
         let hold_empty = syscall::debug_stat_reset(ic::DEBUG, stat::LOCK_HOLD_MAX);
         drained()?;
@@ -226,7 +232,7 @@ fn fill(r: &mut Raw, mut next: usize) -> Result<(usize, usize, usize, usize, usi
             stat(stat::ASYS_WAKE_REMOTE),
             stat(stat::KERNEL_ENTRIES)
         );
-        for (k, &n) in flood_batch(r, next, true)?.iter().enumerate() {
+        for (k, &n) in flood_batch(r, next, Some(FULL_RING_TAG))?.iter().enumerate() {
             taken += ring_bytes(n);
             if n < PUT_STRING_MAX && first_short.is_none() {
                 first_short = Some(next + k);
