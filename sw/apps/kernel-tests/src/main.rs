@@ -24,6 +24,8 @@ mod t_bench;
 #[cfg(target_arch = "riscv64")]
 mod t_cnode;
 #[cfg(target_arch = "riscv64")]
+mod t_console;
+#[cfg(target_arch = "riscv64")]
 mod t_fault;
 #[cfg(target_arch = "riscv64")]
 mod t_fuzz;
@@ -169,6 +171,9 @@ mod rt {
         ("asys_idle_time_per_hart", crate::t_asys::idle_time_per_hart),
         ("asys_many_in_flight", crate::t_asys::many_in_flight),
         ("asys_stale_translation_reuse", crate::t_asys::stale_translation_reuse),
+        ("console_needs_the_cap", crate::t_console::needs_the_cap),
+        ("console_flood_outside_lock", crate::t_console::flood_outside_lock),
+        ("console_full_ring", crate::t_console::full_ring),
         ("timer_deadline_abi", crate::t_timer::deadline_abi),
         ("timer_sleep_wakes_in_order", crate::t_timer::sleep_wakes_in_order),
         ("timer_timeout", crate::t_timer::timeout),
@@ -195,7 +200,8 @@ mod rt {
 
     /// The `rtl-subset` feature builds an image for the slow RTL simulation: the basic boot
     /// tests, the user-interrupt tests, one short timer test (kernel deadlines through the
-    /// UINTC), the async-batch stale-translation test (its race is real there) and the IPC
+    /// UINTC), the async-batch stale-translation test (its race is real there), the console
+    /// flood (output drained outside the lock, the drain's race with appenders) and the IPC
     /// benchmarks (the fastpath's same-hart round trip, the cross-hart one)
     /// only. `make bench-lock` runs the lock-hold benchmark there
     /// (about 20 M cycles of its own).
@@ -215,6 +221,7 @@ mod rt {
                     | "bench_round_trip"
                     | "timer_sleep_wakes_in_order"
                     | "asys_stale_translation_reuse"
+                    | "console_flood_outside_lock"
             )
             || name.starts_with("stale_space_")
     }
