@@ -173,7 +173,18 @@ pub mod stat {
     pub const CONSOLE_WRITTEN: usize = 37;
     pub const CONSOLE_DROPPED: usize = 38;
     pub const CONSOLE_WRITTEN_LOCKED: usize = 39;
-    pub const COUNT: usize = 40;
+    /// Illegal-instruction traps taken with `sstatus.FS` Off: a thread's first FP instruction
+    /// since it last lost the FPU (sw/kernel/README.md, "Floating point").
+    pub const FPU_TRAPS: usize = 40;
+    /// Threads' F/D states loaded into a hart's registers (at such a trap, or at the switch to
+    /// a thread that wrote FP state in its last run).
+    pub const FPU_LOADS: usize = 41;
+    /// States saved to their TCB (their thread wrote FP state and left the hart).
+    pub const FPU_SAVES: usize = 42;
+    /// Loads put off because the state was still in another hart's registers, not yet saved
+    /// (the thread was just taken from that hart); its FP instruction traps again.
+    pub const FPU_WAITS: usize = 43;
+    pub const COUNT: usize = 44;
     /// With DebugStat: read, then reset (LOCK_HOLD_MAX), or start measuring (IDLE_TIME).
     pub const RESET: usize = 1 << 63;
     /// With DebugStat: the counter of one hart, a1 = its index (`BootInfo::hart_ids` order),

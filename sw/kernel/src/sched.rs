@@ -591,6 +591,7 @@ fn run(t: &mut Tcb) -> ! {
 fn leave(cpu: &percpu::PerCpu, t: &mut Tcb, alone: bool, sstatus_ok: bool, same_space: bool, drain: bool) -> ! {
     let (satp, asid) = crate::object::vspace::satp_of(t);
     if !same_space {
+        crate::fpu::switch_to(cpu, t);
         // A switch to another thread: as it was, all under the lock. Measured on the RTL: the
         // address-space switch after the release cost the same-hart round trip across two
         // spaces ~200 cycles (twice the page walks), where no other hart waits for the lock.
@@ -668,6 +669,7 @@ fn run_handed(cpu: &percpu::PerCpu, t: &mut Tcb) {
     crate::mm::icache::sync_before_user();
     // Even when giving up: the waker recorded `t` as loaded here.
     crate::uintr::handoff_finish(t, cpu.hart, cpu.handoff_uintr.load(Ordering::Relaxed));
+    crate::fpu::resume_handed(cpu, t);
     // The waker decided this hart's tick state under the lock; the timer is this hart's to set.
     if cpu.handoff_retick.load(Ordering::Relaxed) {
         arch::timer::apply_tick();
@@ -737,6 +739,8 @@ fn idle(mut held: bool) -> ! {
             }
         }
         held = false;
+        // The last thread's FP state to its TCB (it may run on another hart next).
+        crate::fpu::switch_to(cpu, null_mut());
         if crate::asyscall::wake::on_idle(cpu) {
             lock::release();
             crate::console::drain(crate::console::IDLE_DRAIN_BUDGET);

@@ -171,7 +171,7 @@ pub static PARK: AtomicUsize = AtomicUsize::new(0);
 /// Benchmark results printed after the summary: cycles per Call+ReplyRecv round trip on the
 /// same hart and across harts; fastpath Call and ReplyRecv counts during the same-hart run
 /// (0..4); the user-interrupt benchmark's results from 4 on (`t_uintr::B_*`).
-pub static BENCH: [AtomicUsize; 26] = [const { AtomicUsize::new(0) }; 26];
+pub static BENCH: [AtomicUsize; 32] = [const { AtomicUsize::new(0) }; 32];
 
 /// Words shared between the root and its helper threads (each test gives them meanings).
 pub static SHARED: [AtomicUsize; 16] = [const { AtomicUsize::new(0) }; 16];
@@ -419,6 +419,11 @@ impl Env {
     /// A TCB with a stack and IPC buffer, registers set to run the code at `pc` with a0 = `arg`.
     pub fn spawn_cfg(&mut self, pc: usize, arg: usize, cfg: ThreadCfg) -> Result<Thread, Fail> {
         let t = self.alloc_cap(object::TCB)?;
+        self.spawn_tcb(t, pc, arg, cfg)
+    }
+
+    /// `spawn_cfg` with a TCB the caller made (from an Untyped of its choice).
+    pub fn spawn_tcb(&mut self, t: usize, pc: usize, arg: usize, cfg: ThreadCfg) -> Result<Thread, Fail> {
         let ipc_va = self.va(1);
         let ipc = self.new_page_at(cfg.vspace, ipc_va)?;
         let stack = self.va(STACK_PAGES);
