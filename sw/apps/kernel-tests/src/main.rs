@@ -183,6 +183,7 @@ mod rt {
         ("console_needs_the_cap", crate::t_console::needs_the_cap),
         ("console_flood_outside_lock", crate::t_console::flood_outside_lock),
         ("console_full_ring", crate::t_console::full_ring),
+        ("stale_translation_reuse_sync", crate::t_asys::stale_translation_reuse_sync),
         ("timer_deadline_abi", crate::t_timer::deadline_abi),
         ("timer_sleep_wakes_in_order", crate::t_timer::sleep_wakes_in_order),
         ("timer_timeout", crate::t_timer::timeout),
@@ -238,6 +239,7 @@ mod rt {
                     | "fpu_deleted_owner_leaks_nothing"
                     | "fpu_never_used_never_pays"
                     | "bench_fpu"
+                    | "stale_translation_reuse_sync"
             )
             || name.starts_with("stale_space_")
     }
