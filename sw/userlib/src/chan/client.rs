@@ -4,6 +4,7 @@ use super::{bump, signal, ChanError, ChanMem, Msg, Side};
 use aring::{Consumer, Notify, Producer};
 use core::cell::UnsafeCell;
 use core::future::Future;
+use core::marker::PhantomPinned;
 use core::pin::Pin;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use core::task::{Context, Poll, Waker};
@@ -15,15 +16,22 @@ enum State {
     Waiting,
     /// The call was dropped before its reply: the slot is freed when the reply comes.
     Abandoned,
-    Done(Msg),
+    /// The reply is in the call's own future (`out`).
+    Done,
 }
 
+/// One outstanding call: 32 bytes, two to a cache line, so that the table of 64 calls stays a
+/// small part of L1 (the reply itself goes straight into the waiting call's future, which its
+/// task's poll reads next anyway).
 struct Entry {
     /// Bumped on every reuse, so a late or forged reply for an earlier call of this slot does
     /// not match.
     gen: u32,
     state: State,
     waker: Option<Waker>,
+    /// Where the reply goes: the `msg` of the pinned [`Call`] that sent the request (valid
+    /// while the state is Waiting: the call's drop moves it on first).
+    out: *mut Msg,
 }
 
 /// Coroutines that found every table slot taken wait here (beyond that they yield).
@@ -76,7 +84,7 @@ impl<const N: usize> Client<N> {
                 req: None,
                 rep: None,
                 to_server: 0,
-                entries: [const { Entry { gen: 0, state: State::Free, waker: None } }; N],
+                entries: [const { Entry { gen: 0, state: State::Free, waker: None, out: core::ptr::null_mut() } }; N],
                 free: [0; N],
                 nfree: 0,
                 fresh: 0,
@@ -113,7 +121,7 @@ impl<const N: usize> Client<N> {
     /// discarded when it comes).
     #[inline]
     pub fn call(&'static self, msg: Msg) -> Call<N> {
-        Call { c: self, msg, slot: None }
+        Call { c: self, msg, slot: None, _pinned: PhantomPinned }
     }
 
     /// Whether the server has announced that it sleeps (a call now would signal it). A
@@ -198,7 +206,8 @@ impl<const N: usize> Inner<N> {
     }
 
     /// A reply for `id`: it must name a slot of ours with a call outstanding, and carry a valid
-    /// length (None otherwise). Some(true) if it woke the call's coroutine.
+    /// length (None otherwise). Some(true) if it woke the call's coroutine. The reply goes
+    /// straight into the call's future, and its task to the executor's local run list.
     fn deliver(&mut self, id: u64, msg: Option<Msg>) -> Option<bool> {
         let (slot, gen) = ((id & 0xffff_ffff) as usize, (id >> 32) as u32);
         let e = self.entries.get_mut(slot)?;
@@ -208,19 +217,18 @@ impl<const N: usize> Inner<N> {
         }
         match e.state {
             State::Waiting => {
-                e.state = State::Done(msg);
-                let w = e.waker.take();
-                let woke = w.is_some();
-                if let Some(w) = w {
-                    w.wake();
-                }
-                Some(woke)
+                // SAFETY: Waiting means the call that set `out` is alive and pinned (its drop
+                // leaves Waiting before its memory can go), and it is not being polled now:
+                // this runs on the owning thread, from the park hook or another call's poll.
+                unsafe { e.out.write(msg) };
+                e.state = State::Done;
+                Some(e.waker.take().map(wake).is_some())
             }
             State::Abandoned => {
                 // Freeing the slot may wake a coroutine waiting for one.
                 Some(self.free(slot))
             }
-            State::Free | State::Done(_) => None,
+            State::Free | State::Done => None,
         }
     }
 
@@ -230,14 +238,14 @@ impl<const N: usize> Inner<N> {
         let mut woke = false;
         for entry in self.entries.iter_mut() {
             if let Some(w) = entry.waker.take() {
-                w.wake();
+                wake(w);
                 woke = true;
             }
         }
         self.nwaiters = 0;
         for w in self.waiters.iter_mut() {
             if let Some(w) = w.take() {
-                w.wake();
+                wake(w);
                 woke = true;
             }
         }
@@ -268,6 +276,7 @@ impl<const N: usize> Inner<N> {
         e.state = State::Free;
         e.gen = e.gen.wrapping_add(1);
         e.waker = None;
+        e.out = core::ptr::null_mut();
         // One slot became free: let one waiting coroutine have it.
         if self.nwaiters == 0 {
             return false;
@@ -275,7 +284,7 @@ impl<const N: usize> Inner<N> {
         self.nwaiters -= 1;
         match self.waiters.iter_mut().find_map(|w| w.take()) {
             Some(w) => {
-                w.wake();
+                wake(w);
                 true
             }
             None => false,
@@ -294,24 +303,36 @@ impl<const N: usize> Inner<N> {
     }
 }
 
-/// A call in progress ([`Client::call`]).
+/// Wake a coroutine of the owning thread: the waker was registered by a call (or a wait for a
+/// slot) polled on this thread, and the client is only ever used on this thread, outside
+/// interrupt handlers, so a task waker goes to its executor's local run list.
+fn wake(w: Waker) {
+    // SAFETY: as above (the client's contract: one thread, its coroutines and park hook).
+    unsafe { crate::task::wake_local(w) }
+}
+
+/// A call in progress ([`Client::call`]). Pinned while it waits: the reply is written into it.
 #[must_use = "futures do nothing unless awaited"]
 pub struct Call<const N: usize> {
     c: &'static Client<N>,
+    /// The request, then (once delivered) the reply.
     msg: Msg,
     slot: Option<usize>,
+    _pinned: PhantomPinned,
 }
 
 impl<const N: usize> Future for Call<N> {
     type Output = Result<Msg, ChanError>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let c = self.c;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: nothing is moved out of the call; `msg` stays where `out` points.
+        let this = unsafe { self.get_unchecked_mut() };
+        let c = this.c;
         let inner = c.inner();
         if inner.mem.is_none() {
             return Poll::Ready(Err(ChanError::BadSetup));
         }
-        let slot = match self.slot {
+        let slot = match this.slot {
             Some(s) => s,
             None => {
                 if let Some(e) = inner.broken {
@@ -328,7 +349,7 @@ impl<const N: usize> Future for Call<N> {
                     return Poll::Pending;
                 };
                 let id = s as u64 | (inner.entries[s].gen as u64) << 32;
-                let item = self.msg.to_item(id);
+                let item = this.msg.to_item(id);
                 match inner.req.as_mut().map(|r| r.stage(&item)) {
                     Some(Ok(())) => {
                         bump(&c.requests);
@@ -342,29 +363,30 @@ impl<const N: usize> Future for Call<N> {
                         return Poll::Ready(Err(ChanError::Corrupt));
                     }
                 }
-                self.slot = Some(s);
+                this.slot = Some(s);
                 // The reply cannot be here yet: collecting replies is left to the thread's
                 // next park or busy poll (one drain for all the calls it completes).
                 let e = &mut inner.entries[s];
                 e.waker = Some(cx.waker().clone());
+                e.out = &mut this.msg;
                 return Poll::Pending;
             }
         };
-        if !matches!(inner.entries[slot].state, State::Done(_)) {
+        if inner.entries[slot].state != State::Done {
             // Polled again without the reply delivered (woken some other way): look at the
             // ring before waiting on.
             inner.drain(&c.signals);
         }
         let e = &mut inner.entries[slot];
-        if let State::Done(m) = e.state {
+        if e.state == State::Done {
             inner.free(slot);
-            self.slot = None;
+            this.slot = None;
             bump(&c.replies);
-            return Poll::Ready(Ok(m));
+            return Poll::Ready(Ok(this.msg));
         }
         if let Some(err) = inner.broken {
             inner.free(slot);
-            self.slot = None;
+            this.slot = None;
             return Poll::Ready(Err(err));
         }
         match &e.waker {
@@ -381,8 +403,10 @@ impl<const N: usize> Drop for Call<N> {
             let inner = self.c.inner();
             match inner.entries[s].state {
                 State::Waiting if inner.broken.is_none() => {
-                    inner.entries[s].state = State::Abandoned;
-                    inner.entries[s].waker = None;
+                    let e = &mut inner.entries[s];
+                    e.state = State::Abandoned;
+                    e.waker = None;
+                    e.out = core::ptr::null_mut();
                 }
                 _ => {
                     inner.free(s);
