@@ -16,22 +16,29 @@ enum State {
     Waiting,
     /// The call was dropped before its reply: the slot is freed when the reply comes.
     Abandoned,
-    /// The reply is in the call's own future (`out`).
-    Done,
 }
 
 /// One outstanding call: 32 bytes, two to a cache line, so that the table of 64 calls stays a
-/// small part of L1 (the reply itself goes straight into the waiting call's future, which its
-/// task's poll reads next anyway).
+/// small part of L1. The reply itself goes straight into the waiting call's future (which its
+/// task's poll reads next anyway) and the entry is freed at once, so the call's last poll
+/// touches nothing but its own future.
 struct Entry {
     /// Bumped on every reuse, so a late or forged reply for an earlier call of this slot does
     /// not match.
     gen: u32,
     state: State,
     waker: Option<Waker>,
-    /// Where the reply goes: the `msg` of the pinned [`Call`] that sent the request (valid
+    /// Where the reply goes: the landing of the pinned [`Call`] that sent the request (valid
     /// while the state is Waiting: the call's drop moves it on first).
-    out: *mut Msg,
+    out: *mut Landing,
+}
+
+/// Where a call's reply lands: in the call itself.
+struct Landing {
+    /// The request, then the reply.
+    msg: Msg,
+    /// The reply is in `msg` (and the call's table entry already free).
+    done: bool,
 }
 
 /// Coroutines that found every table slot taken wait here (beyond that they yield).
@@ -121,7 +128,7 @@ impl<const N: usize> Client<N> {
     /// discarded when it comes).
     #[inline]
     pub fn call(&'static self, msg: Msg) -> Call<N> {
-        Call { c: self, msg, slot: None, _pinned: PhantomPinned }
+        Call { c: self, landing: Landing { msg, done: false }, slot: None, _pinned: PhantomPinned }
     }
 
     /// Whether the server has announced that it sleeps (a call now would signal it). A
@@ -218,17 +225,21 @@ impl<const N: usize> Inner<N> {
         match e.state {
             State::Waiting => {
                 // SAFETY: Waiting means the call that set `out` is alive and pinned (its drop
-                // leaves Waiting before its memory can go), and it is not being polled now:
-                // this runs on the owning thread, from the park hook or another call's poll.
-                unsafe { e.out.write(msg) };
-                e.state = State::Done;
-                Some(e.waker.take().map(wake).is_some())
+                // leaves Waiting before its memory can go), and no reference to its landing is
+                // live: this runs on the owning thread, from the park hook or from another
+                // call's poll (a call's own poll reaches here only before it reads its landing).
+                unsafe { *e.out = Landing { msg, done: true } };
+                let w = e.waker.take();
+                // The call needs its entry no more: free it now (it may wake a coroutine waiting
+                // for one), while its line is here.
+                let freed_woke = self.free(slot);
+                Some(w.map(wake).is_some() | freed_woke)
             }
             State::Abandoned => {
                 // Freeing the slot may wake a coroutine waiting for one.
                 Some(self.free(slot))
             }
-            State::Free | State::Done => None,
+            State::Free => None,
         }
     }
 
@@ -316,7 +327,7 @@ fn wake(w: Waker) {
 pub struct Call<const N: usize> {
     c: &'static Client<N>,
     /// The request, then (once delivered) the reply.
-    msg: Msg,
+    landing: Landing,
     slot: Option<usize>,
     _pinned: PhantomPinned,
 }
@@ -325,9 +336,16 @@ impl<const N: usize> Future for Call<N> {
     type Output = Result<Msg, ChanError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: nothing is moved out of the call; `msg` stays where `out` points.
+        // SAFETY: nothing is moved out of the call; the landing stays where `out` points.
         let this = unsafe { self.get_unchecked_mut() };
         let c = this.c;
+        if this.landing.done {
+            // Delivered (the entry is already free, maybe reused): only our own future is read.
+            this.slot = None;
+            this.landing.done = false;
+            bump(&c.replies);
+            return Poll::Ready(Ok(this.landing.msg));
+        }
         let inner = c.inner();
         if inner.mem.is_none() {
             return Poll::Ready(Err(ChanError::BadSetup));
@@ -349,7 +367,7 @@ impl<const N: usize> Future for Call<N> {
                     return Poll::Pending;
                 };
                 let id = s as u64 | (inner.entries[s].gen as u64) << 32;
-                let item = this.msg.to_item(id);
+                let item = this.landing.msg.to_item(id);
                 match inner.req.as_mut().map(|r| r.stage(&item)) {
                     Some(Ok(())) => {
                         bump(&c.requests);
@@ -368,22 +386,21 @@ impl<const N: usize> Future for Call<N> {
                 // next park or busy poll (one drain for all the calls it completes).
                 let e = &mut inner.entries[s];
                 e.waker = Some(cx.waker().clone());
-                e.out = &mut this.msg;
+                e.out = &mut this.landing;
                 return Poll::Pending;
             }
         };
-        if inner.entries[slot].state != State::Done {
-            // Polled again without the reply delivered (woken some other way): look at the
-            // ring before waiting on.
-            inner.drain(&c.signals);
+        // Polled again without the reply delivered (woken some other way): look at the ring
+        // before waiting on.
+        inner.drain(&c.signals);
+        // SAFETY: `drain` may have written the landing through `out`; read it afresh.
+        if unsafe { core::ptr::read_volatile(&this.landing.done) } {
+            this.slot = None;
+            this.landing.done = false;
+            bump(&c.replies);
+            return Poll::Ready(Ok(this.landing.msg));
         }
         let e = &mut inner.entries[slot];
-        if e.state == State::Done {
-            inner.free(slot);
-            this.slot = None;
-            bump(&c.replies);
-            return Poll::Ready(Ok(this.msg));
-        }
         if let Some(err) = inner.broken {
             inner.free(slot);
             this.slot = None;
@@ -399,6 +416,9 @@ impl<const N: usize> Future for Call<N> {
 
 impl<const N: usize> Drop for Call<N> {
     fn drop(&mut self) {
+        if self.landing.done {
+            return; // the entry was freed with the delivery
+        }
         if let Some(s) = self.slot {
             let inner = self.c.inner();
             match inner.entries[s].state {

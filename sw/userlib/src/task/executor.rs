@@ -156,7 +156,9 @@ impl<const N: usize, const S: usize> Handle<N, S> {
         self.ex.shared.root_woken.store(true, Ordering::Relaxed);
         let mut busy = 0u32;
         loop {
-            if self.ex.shared.root_woken.swap(false, Ordering::Acquire) {
+            // A plain load first: the common busy turn writes nothing.
+            let root = &self.ex.shared.root_woken;
+            if root.load(Ordering::Relaxed) && root.swap(false, Ordering::Acquire) {
                 if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
                     self.ex.shared.flush();
                     return out;

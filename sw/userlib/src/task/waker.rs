@@ -35,7 +35,7 @@ unsafe fn task_drop(p: *const ()) {
 /// other waker is woken as usual.
 ///
 /// # Safety
-/// If `w` is a task waker, the calling thread is the one that claimed its executor, and no
+/// If `w` is a task or `block_on` waker, the calling thread is the one that claimed its executor, and no
 /// user-interrupt handler is running (the local list is not interrupt-safe). Code that only
 /// ever wakes wakers its own coroutines registered while polled on this thread, outside
 /// handlers, meets this.
@@ -45,6 +45,11 @@ pub unsafe fn wake_local(w: Waker) {
         // SAFETY: a task waker's data is a live Header, and its reference passes to the local
         // list (or is released); the caller's promise makes the local list ours.
         unsafe { &*(w.data() as *const Header) }.schedule_local(true);
+    } else if core::ptr::eq(w.vtable(), &ROOT_VTABLE) {
+        // The `block_on` future of an executor of this thread: the flag alone (the thread is
+        // running, so there is nobody to unpark).
+        // SAFETY: a root waker's data is an executor's 'static Shared.
+        unsafe { &*(w.data() as *const Shared) }.root_woken.store(true, Ordering::Relaxed);
     } else {
         w.wake();
     }

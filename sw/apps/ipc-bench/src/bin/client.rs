@@ -243,15 +243,11 @@ mod rt {
                 return;
             }
             let seed = (t % SEEDS) as u64;
-            match CLIENT[k].call(Msg::new(work as u32, &[seed]).unwrap_or_default()).await {
-                Ok(m)
-                    if m.label == work as u32
-                        && m.words().len() == 5
-                        && [m.word(0), m.word(1)] == expect(work, seed)
-                        && m.word(2) == seed =>
-                {
-                    raise(&SRV_SIGNALS, m.word(3) as usize);
-                    raise(&SRV_REPLIES[k], m.word(4) as usize);
+            let reply = CLIENT[k].call(Msg::new(work as u32, &[seed]).unwrap_or_default()).await;
+            match reply.as_ref().map(|m| (m.label, m.words())) {
+                Ok((l, &[r0, r1, s, sig, n])) if l == work as u32 && [r0, r1] == expect(work, seed) && s == seed => {
+                    raise(&SRV_SIGNALS, sig as usize);
+                    raise(&SRV_REPLIES[k], n as usize);
                 }
                 _ => {
                     bump(&BAD);
