@@ -425,3 +425,26 @@ fn inline_dispatcher_under_a_raw_client() {
     let mut again = pin!(srv.serve_inline(|m| m));
     assert_eq!(again.as_mut().poll(&mut cx), Poll::Ready(ChanError::Corrupt), "sticky");
 }
+
+#[test]
+fn inline_dispatcher_polling_an_empty_ring_still_yields_and_ends() {
+    // A thread whose park hook polls (client on another hart): the dispatcher polls its dry
+    // request ring in place for a bounded while, then lets the thread park; it still answers
+    // what comes and still sees the client go.
+    let park = leak(ThreadPark::new());
+    park.setup(0, 1 << 30);
+    let mem = chan_mem();
+    let srv = leak(Server::new());
+    srv.attach(mem, 0, park).unwrap();
+    let mut req = mem.requests().producer();
+    let mut rep = mem.replies().consumer();
+    let mut serve = pin!(srv.serve_inline(|m| Msg::new(m.label, &[m.word(0) * 3]).unwrap()));
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(serve.as_mut().poll(&mut cx).is_pending(), "an empty ring: back to the executor");
+    let _ = req.push(&Item { id: 4, label: 2, len: 1, payload: [5, 0, 0, 0, 0, 0] }).unwrap();
+    assert!(serve.as_mut().poll(&mut cx).is_pending());
+    let r = rep.pop().unwrap().unwrap().item;
+    assert_eq!((r.id, r.payload().unwrap()), (4, &[15u64][..]));
+    mem.close(Side::Client);
+    assert_eq!(serve.as_mut().poll(&mut cx), Poll::Ready(ChanError::PeerGone));
+}
