@@ -66,8 +66,30 @@ def expect_suite(inner):
                 problems.append(f"suite: {passed} passed, {failed} failed, {skipped} skipped of {total}")
         if "[kernel] DebugHalt(0) from the root task" not in out:
             problems.append("the suite did not halt with status 0")
+        problems += check_console_flood(out)
         return problems
     return check
+
+
+def check_console_flood(out):
+    """console_full_ring (t_console.rs) floods 16-byte records "<NNNNNN:flood!>" until the
+    kernel's console ring refuses one: every record before that one was taken whole, so each
+    must be in the output, whole and once."""
+    m = re.search(r"\[ktest\] console flood: first refusal at record (\d+)", out)
+    if not m:
+        return []
+    first = int(m.group(1))
+    seen = {}
+    for n in re.findall(r"<(\d{6}):flood!>", out):
+        seen[int(n)] = seen.get(int(n), 0) + 1
+    missing = [i for i in range(first) if i not in seen]
+    twice = [i for i, k in seen.items() if k > 1]
+    problems = []
+    if missing:
+        problems.append(f"console flood: {len(missing)} of the {first} records taken before the refusal missing (first {missing[:5]})")
+    if twice:
+        problems.append(f"console flood: records printed more than once (first {twice[:5]})")
+    return problems
 
 
 def expect_ipc_bench(works, concurrency):

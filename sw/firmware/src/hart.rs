@@ -64,7 +64,8 @@ fn init_this_hart() -> HartSetup {
     const STCE: usize = 1 << 63;
     let sstc = probe_write!("menvcfg", STCE).is_some_and(|v| v & STCE != 0);
 
-    // FS off (the kernel owns FP state), XS on so custom-3 (uipi) instructions do not trap.
+    // FS Off (the kernel turns it on through sstatus for the user thread that owns the FP
+    // registers: lazy FP switching), XS on so custom-3 (uipi) instructions do not trap.
     csr::csrc!("mstatus", MSTATUS_FS_MASK | MSTATUS_MIE);
     csr::csrs!("mstatus", MSTATUS_XS_INITIAL);
     // Machine software interrupts carry IPIs and HSM starts; the timer is enabled on demand.

@@ -46,16 +46,23 @@ pub fn raise(me: &mut Tcb, f: Fault) {
     }
 }
 
-/// A user exception (not a system call) from the trap handler.
-pub fn exception(me: &mut Tcb, scause: usize, stval: usize) {
+/// A user exception (not a system call) from the trap handler. True: it was the thread's first
+/// FP instruction since it last lost the FPU (`fpu::on_illegal`), and the thread goes on as it
+/// is, with nothing for the scheduler to decide.
+pub fn exception(me: &mut Tcb, scause: usize, stval: usize) -> bool {
     use crate::arch::csr::*;
     if matches!(scause, 12 | 13 | 15) && crate::object::vspace::fault_is_spurious(me, stval, scause) {
         // SAFETY: only drops cached translations of this hart.
         unsafe { core::arch::asm!("sfence.vma") };
-        return;
+        return false;
     }
-    if scause == EXC_ILLEGAL && crate::uintr::emulate_illegal(me, stval) {
-        return;
+    if scause == EXC_ILLEGAL {
+        if crate::uintr::emulate_illegal(me, stval) {
+            return false;
+        }
+        if crate::fpu::on_illegal(me) {
+            return true;
+        }
     }
     let f = match scause {
         12 | 13 | 15 | 1 | 5 | 7 => Fault::Vm { addr: stval, cause: scause, fetch: matches!(scause, 12 | 1) },
@@ -63,6 +70,7 @@ pub fn exception(me: &mut Tcb, scause: usize, stval: usize) {
         _ => Fault::UserException { cause: scause, tval: stval },
     };
     raise(me, f);
+    false
 }
 
 /// Write the fault message of `from` into `to` (the handler receiving it).

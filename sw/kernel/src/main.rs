@@ -23,6 +23,8 @@ mod fastpath;
 #[cfg(target_arch = "riscv64")]
 mod fault;
 #[cfg(target_arch = "riscv64")]
+mod fpu;
+#[cfg(target_arch = "riscv64")]
 mod interrupt;
 #[cfg(target_arch = "riscv64")]
 mod invariants;

@@ -74,6 +74,12 @@ pub struct PerCpu {
     /// This hart is quiet for user interrupts (`uintr::switch`, which alone writes it):
     /// a plain thread's trap and switch need not look further.
     pub uintr_quiet: AtomicBool,
+    /// `sstatus.FS` is on: the FP registers hold `fpu_owner`'s state, maybe newer than its
+    /// TCB's copy (crate::fpu; only this hart writes it).
+    pub fpu_on: AtomicBool,
+    /// The thread whose F/D state this hart's FP registers hold, or null (crate::fpu; written
+    /// under the kernel lock, by another hart too when it takes the state or deletes the thread).
+    pub fpu_owner: AtomicPtr<crate::object::tcb::Tcb>,
     /// The instruction-fetch epoch this hart last synchronised with (`mm::icache`; 0: none).
     pub fetch_epoch: AtomicU64,
     /// The top of this hart's kernel stack, which every exit to user mode leaves in the
@@ -120,6 +126,8 @@ const INIT: PerCpu = PerCpu {
     holds_lock: AtomicBool::new(false),
     leave_root: AtomicBool::new(false),
     uintr_quiet: AtomicBool::new(false),
+    fpu_on: AtomicBool::new(false),
+    fpu_owner: AtomicPtr::new(core::ptr::null_mut()),
     fetch_epoch: AtomicU64::new(0),
     kstack_top: 0,
     uintr_csrs: 0,

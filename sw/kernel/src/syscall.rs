@@ -71,7 +71,10 @@ pub extern "C" fn user_trap(ctx: &mut UserContext) -> ! {
             }
         } else {
             crate::preempt::reset();
-            fault::exception(me, scause, csrr!("stval"));
+            if fault::exception(me, scause, csrr!("stval")) && sched::keeps_hart(me) {
+                // FP state loaded: straight back into the instruction.
+                sched::run_current()
+            }
         }
     } else {
         crate::preempt::reset();

@@ -171,7 +171,7 @@ pub static PARK: AtomicUsize = AtomicUsize::new(0);
 /// Benchmark results printed after the summary: cycles per Call+ReplyRecv round trip on the
 /// same hart and across harts; fastpath Call and ReplyRecv counts during the same-hart run
 /// (0..4); the user-interrupt benchmark's results from 4 on (`t_uintr::B_*`).
-pub static BENCH: [AtomicUsize; 26] = [const { AtomicUsize::new(0) }; 26];
+pub static BENCH: [AtomicUsize; 32] = [const { AtomicUsize::new(0) }; 32];
 
 /// Words shared between the root and its helper threads (each test gives them meanings).
 pub static SHARED: [AtomicUsize; 16] = [const { AtomicUsize::new(0) }; 16];
@@ -257,6 +257,28 @@ impl Env {
         }
         self.next_slot += 1;
         Ok(self.next_slot - 1)
+    }
+
+    /// Delete every cap in the slots taken since `mark` (latest first) and give the slots back:
+    /// for tests that make hundreds of objects, so the suite's CSpace lasts. The objects'
+    /// memory is not given back (the Untypeds are bump-allocated).
+    pub fn clean_to(&mut self, mark: usize) -> TResult {
+        for s in (mark..self.next_slot).rev() {
+            if let Err(e) = cnode::delete(CNODE, s, ROOT_DEPTH) {
+                return Err(fail(format_args!("deleting slot {}: {}", s, e)));
+            }
+        }
+        self.next_slot = mark.min(self.next_slot);
+        // Threads made since are gone with their caps.
+        let mut k = 0;
+        for i in 0..self.nspawned {
+            if self.spawned[i] < mark {
+                self.spawned[k] = self.spawned[i];
+                k += 1;
+            }
+        }
+        self.nspawned = k;
+        Ok(())
     }
 
     /// The next slot `slot` would give: the slots taken after this mark are `mark..mark()`.
@@ -419,6 +441,11 @@ impl Env {
     /// A TCB with a stack and IPC buffer, registers set to run the code at `pc` with a0 = `arg`.
     pub fn spawn_cfg(&mut self, pc: usize, arg: usize, cfg: ThreadCfg) -> Result<Thread, Fail> {
         let t = self.alloc_cap(object::TCB)?;
+        self.spawn_tcb(t, pc, arg, cfg)
+    }
+
+    /// `spawn_cfg` with a TCB the caller made (from an Untyped of its choice).
+    pub fn spawn_tcb(&mut self, t: usize, pc: usize, arg: usize, cfg: ThreadCfg) -> Result<Thread, Fail> {
         let ipc_va = self.va(1);
         let ipc = self.new_page_at(cfg.vspace, ipc_va)?;
         let stack = self.va(STACK_PAGES);

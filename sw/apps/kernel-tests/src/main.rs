@@ -24,7 +24,11 @@ mod t_bench;
 #[cfg(target_arch = "riscv64")]
 mod t_cnode;
 #[cfg(target_arch = "riscv64")]
+mod t_console;
+#[cfg(target_arch = "riscv64")]
 mod t_fault;
+#[cfg(target_arch = "riscv64")]
+mod t_fpu;
 #[cfg(target_arch = "riscv64")]
 mod t_fuzz;
 #[cfg(target_arch = "riscv64")]
@@ -128,6 +132,13 @@ mod rt {
         ("fault_cap_fault", crate::t_fault::cap_fault),
         ("fault_no_handler_stops_thread", crate::t_fault::no_handler),
         ("irq_control_and_handler", crate::t_irq::control_and_handler),
+        ("fpu_survives_ipc", crate::t_fpu::survive_ipc),
+        ("fpu_survives_preemption", crate::t_fpu::survive_preemption),
+        ("fpu_survives_faults", crate::t_fpu::survive_faults),
+        ("fpu_register_invocations", crate::t_fpu::register_invocations),
+        ("fpu_survives_migration", crate::t_fpu::survive_migration),
+        ("fpu_deleted_owner_leaks_nothing", crate::t_fpu::deleted_owner),
+        ("fpu_never_used_never_pays", crate::t_fpu::never_used_never_pays),
         ("uintr_bootinfo", crate::t_uintr::bootinfo),
         ("uintr_csr_state_per_thread", crate::t_uintr::csr_state_per_thread),
         ("uintr_cross_core_signal_zero_entries", crate::t_uintr::cross_core_signal_zero_entries),
@@ -169,6 +180,9 @@ mod rt {
         ("asys_idle_time_per_hart", crate::t_asys::idle_time_per_hart),
         ("asys_many_in_flight", crate::t_asys::many_in_flight),
         ("asys_stale_translation_reuse", crate::t_asys::stale_translation_reuse),
+        ("console_needs_the_cap", crate::t_console::needs_the_cap),
+        ("console_flood_outside_lock", crate::t_console::flood_outside_lock),
+        ("console_full_ring", crate::t_console::full_ring),
         ("stale_translation_reuse_sync", crate::t_asys::stale_translation_reuse_sync),
         ("timer_deadline_abi", crate::t_timer::deadline_abi),
         ("timer_sleep_wakes_in_order", crate::t_timer::sleep_wakes_in_order),
@@ -191,12 +205,16 @@ mod rt {
         ("bench_round_trip", crate::t_bench::round_trip),
         ("bench_round_trip_other_space", crate::t_bench::round_trip_other_space),
         ("uintr_bench", crate::t_uintr::bench),
+        ("bench_fpu", crate::t_fpu::bench),
         ("bench_lock_hold", crate::t_preempt::bench_lock_hold),
     ];
 
     /// The `rtl-subset` feature builds an image for the slow RTL simulation: the basic boot
     /// tests, the user-interrupt tests, one short timer test (kernel deadlines through the
-    /// UINTC), the async-batch stale-translation test (its race is real there) and the IPC
+    /// UINTC), the async-batch stale-translation test (its race is real there), the console
+    /// flood (output drained outside the lock, the drain's race with appenders) and the IPC
+    /// UINTC), the async-batch stale-translation test (its race is real there), the FP tests
+    /// that switch FP state across harts, the FP benchmark and the IPC
     /// benchmarks (the fastpath's same-hart round trip, the cross-hart one)
     /// only. `make bench-lock` runs the lock-hold benchmark there
     /// (about 20 M cycles of its own).
@@ -216,6 +234,11 @@ mod rt {
                     | "bench_round_trip"
                     | "timer_sleep_wakes_in_order"
                     | "asys_stale_translation_reuse"
+                    | "console_flood_outside_lock"
+                    | "fpu_survives_migration"
+                    | "fpu_deleted_owner_leaks_nothing"
+                    | "fpu_never_used_never_pays"
+                    | "bench_fpu"
                     | "stale_translation_reuse_sync"
             )
             || name.starts_with("stale_space_")
@@ -338,6 +361,16 @@ mod rt {
                 b(tu::B_NTFN_SPINS) % 100,
                 b(tu::B_NTFN_DELIVERED) / 100,
                 b(tu::B_NTFN_DELIVERED) % 100
+            );
+        }
+        use crate::t_fpu as tf;
+        if b(tf::B_RT_FP) != 0 {
+            println!(
+                "[ktest] fpu bench (same hart): first FP write after a switch {} cycles (trap and load; the write alone {}); Call+ReplyRecv round trip {} cycles with both threads writing FP state, {} with threads that never used FP",
+                b(tf::B_FIRST_USE),
+                b(tf::B_WRITE_ON),
+                b(tf::B_RT_FP),
+                b(tf::B_RT_PLAIN)
             );
         }
         use crate::t_preempt as tp;

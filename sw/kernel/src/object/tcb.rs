@@ -75,6 +75,8 @@ pub struct Tcb {
     /// fastpath takes the lines it will write writable at once (`arch::cpu::own_line`), which
     /// only pays when the partner wrote them last.
     pub remote_partner: bool,
+    /// It wrote FP state in its last run: the switch to it loads that state (crate::fpu).
+    pub fpu_eager: bool,
     pub slots: [Slot; SLOTS],
     // ---- the partner's line
     pub state: State,
@@ -133,6 +135,8 @@ pub struct Tcb {
     /// CNode_CancelBadgedSends: its pass in progress, and the last pass that looked at this
     /// thread as a queued sender (`endpoint::cancel_badged_sends`).
     pub cancel: crate::object::endpoint::Cancel,
+    /// Its F/D registers while no hart holds them (crate::fpu).
+    pub fpu: crate::fpu::ThreadFpu,
 }
 
 const _: () = assert!(core::mem::offset_of!(Tcb, slots) % 64 == 0);
@@ -192,6 +196,8 @@ pub fn create(pa: u64, hart: usize) {
         dbg_next: core::ptr::null_mut(),
         dbg_prev: core::ptr::null_mut(),
         remote_partner: false,
+        fpu_eager: false,
+        fpu: crate::fpu::ThreadFpu::new(),
         is_root: false,
         satp_cache: core::cell::Cell::new((0, 0, 0)),
         uintr_grants: 0,
@@ -291,6 +297,7 @@ pub fn destroy(pa: u64, finals: &mut dyn FnMut(Cap)) {
     crate::uintr::tcb_destroyed(t);
     crate::deadline::cancel(t);
     crate::asyscall::tcb_destroyed(t);
+    crate::fpu::tcb_destroyed(t);
     for i in 0..SLOTS {
         if let Some(f) = caps::cdt::delete(&mut KSlots, t.slot(i)) {
             finals(f);
