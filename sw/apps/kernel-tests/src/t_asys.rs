@@ -767,8 +767,13 @@ pub fn stale_translation_reuse(env: &mut Env) -> TResult {
 /// The sync path's shootdown (`sched::fence_others`: a remote sfence.vma, no kernel entry on
 /// the writer's hart): once Page_Unmap returns, a thread of our VSpace on another hart that was
 /// storing into the frame cannot store into it any more, so the frame may at once become a
-/// page table. Probed as in `stale_translation_reuse`.
+/// page table. Probed as in `stale_translation_reuse`. Its slots (a writer per attempt) go back
+/// to the suite's budget at the end.
 pub fn stale_translation_reuse_sync(env: &mut Env) -> TResult {
+    with_slots_back(env, reuse_after_sync_unmap)
+}
+
+fn reuse_after_sync_unmap(env: &mut Env) -> TResult {
     let other = env.need_other_hart()?;
     let ut = env.alloc(o::UNTYPED, 12)?.cptr;
     let (f, pt) = (env.slot()?, env.slot()?);
