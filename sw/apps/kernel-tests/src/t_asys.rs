@@ -77,7 +77,7 @@ fn teardown() {
     let _ = tcb::unbind_notification(ROOT_TCB);
 }
 
-pub(crate) fn with_teardown(env: &mut Env, test: fn(&mut Env) -> TResult) -> TResult {
+fn with_teardown(env: &mut Env, test: fn(&mut Env) -> TResult) -> TResult {
     let base = stat(stat::ASYS_HANDLERS);
     let r = test(env);
     teardown();
@@ -847,7 +847,7 @@ fn spaced_calls(env: &Env, frame: usize, paddr: usize, n: usize, what: &str) -> 
 
 /// Run `test` (with teardown), then delete every cap it took and give its slots back: the root
 /// CNode's free slots are a budget the whole suite shares.
-fn with_slots_back(env: &mut Env, test: fn(&mut Env) -> TResult) -> TResult {
+pub(crate) fn with_slots_back(env: &mut Env, test: fn(&mut Env) -> TResult) -> TResult {
     let first = env.slots(0)?;
     let r = with_teardown(env, test);
     let end = env.slots(0)?;
