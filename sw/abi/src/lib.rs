@@ -561,7 +561,7 @@ pub mod init_cap {
     pub const CONSOLE: usize = 14;
     pub const FIRST_FREE: usize = 16;
     /// The root CNode has 2^ROOT_CNODE_BITS slots and no guard, so a slot index is a cptr.
-    pub const ROOT_CNODE_BITS: usize = 12;
+    pub const ROOT_CNODE_BITS: usize = 13;
 }
 
 /// Console output (DebugPutChar, DebugPutString, async PutChar/PutString): the kernel appends
