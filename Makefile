@@ -6,6 +6,9 @@
 #                   QEMU virt, 4 harts, our firmware; prints `connect to 127.0.0.1:PORT` for the
 #                   load client (tools/loadgen) and serves until stopped (= run-net; GDB=1: QEMU
 #                   waits for GDB on tcp::1234)
+#   make load       the load client (tools/loadgen) against the running system from another terminal:
+#                   requests/s and latency percentiles (HOST=127.0.0.1 PORT=NET_PORT CONNS=8 DURATION=10 s
+#                   PIPELINE=1; RATE=requests/s: open loop, as wrk2; HGRM=file: HdrHistogram percentiles)
 #   make run-tests  the kernel test suite as the root task under QEMU, 4 harts (GDB=1 as above)
 #   make test       every test: host units, QEMU boots, FPGA flow checks, UINTC units,
 #                   bare-metal RTL tests of the cores, the image's boot on the 4-core RTL
@@ -19,7 +22,9 @@
 #   make test-net   the network system end to end from the host, and its robustness cases (QEMU)
 #   make sim-net    the network system on the 4-core RTL with the NIC model; the host's 127.0.0.1:NET_PORT reaches it
 #   make bench-tcp  the TCP server under QEMU, async and sync on 1 and 4 harts, 1..128 connections: build/bench/tcp.csv,
-#                   tcp.md and plots (BENCH_DURATION=5 s per point)
+#                   tcp.md and plots (BENCH_DURATION=5 s per point); then open loop at rising rates over 16
+#                   connections: latency percentiles against achieved requests/s (tcp_rate.csv, tcp_latency.png;
+#                   BENCH_TCP_SWEEP=rate: only that; BENCH_RECORD=bench/results/tcp.jsonl appends the records)
 #   make run-net    the network system (sw/apps/net-system) under QEMU, 4 harts, with user-mode
 #                   networking: prints `connect to 127.0.0.1:PORT` and serves until stopped
 #                   (NET_VARIANT=async|sync NET_PORT=5555 NET_REQUEST=64 bytes NET_WORK=0 rounds NET_SPIN=auto|cycles)
@@ -46,8 +51,12 @@
 #   make ipc-point  chosen points of the IPC benchmark alone on the 4-hart RTL (IPC_POINTS=variant:work:conc,...;
 #                   PROFILE=1 [IPC_PROFILE_POINT=one of them]: every hart profiled in the points' windows, build/bench/point-*.{txt,prof,log})
 #   make bitstream  FPGA flow (hw/fpga): everything up to Vivado, then Vivado where installed
-#   make flash      FLASH=sd|jtag: put bitstream and image on the board (hw/fpga/README.md)
-#   make deps       install toolchains and packages (idempotent)
+#   make flash      FLASH=sd|jtag: put bitstream and the network system's image on the board
+#                   (IMAGE=file: that image instead; hw/fpga/README.md)
+#   make deps       install toolchains and packages for everything (deps-sw and deps-hw; idempotent)
+#   make deps-sw    only what the software and QEMU need (make run, sw, lint, test-net, bench-tcp)
+#   make deps-hw    the hardware build, RTL simulation and FPGA checks (JDK, Maven, sbt, Verilator, ...)
+#   make deps-debug gdb-multiarch, OpenOCD and yosys (make area)
 
 SHELL := /bin/bash
 ROOT := $(abspath .)
@@ -60,7 +69,8 @@ export CACHE_DIR
 KERNEL_TARGET := riscv64imac-unknown-none-elf
 RUST_TARGET := riscv64gc-unknown-none-elf
 CARGO := cargo
-# A rustup installed by scripts/deps.sh on a bare machine lands here.
+# A rustup installed by scripts/deps.sh on a bare machine lands here (its binaries, not in the
+# CARGO_HOME below, which holds only the crate cache; scripts/test_deps.py checks the two agree).
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 # Crate downloads live with the other caches; toolchains stay where rustup put them.
 export CARGO_HOME := $(CACHE_DIR)/cargo
@@ -70,7 +80,9 @@ SW_OUT := $(CARGO_TARGET_DIR)/$(RUST_TARGET)/release
 KERNEL_OUT := $(CARGO_TARGET_DIR)/$(KERNEL_TARGET)/release
 # The network images' programs: cargo profile `net` (sw/Cargo.toml: release with fat LTO).
 NET_OUT := $(CARGO_TARGET_DIR)/$(RUST_TARGET)/net
-IMAGE := $(BUILD)/sw/image.bin
+# The minimal root task's system (sw/apps/roottask): the boot tests' image. (IMAGE= is make
+# flash's: the file the board gets.)
+ROOT_IMAGE := $(BUILD)/sw/image.bin
 KERNEL_BIN := $(BUILD)/sw/kernel.bin
 MODULES_BIN := $(BUILD)/sw/modules.bin
 # The same firmware and kernel with the kernel test suite (sw/apps/kernel-tests) as root task.
@@ -91,7 +103,7 @@ CORES ?= 4
 SIM_CONFIG := $(if $(filter 1,$(CORES)),UintrSingleSimConfig,UintrQuadSimConfig)
 # DEBUG=1: the 4-core SoC with the debug module; the harness serves JTAG to OpenOCD (hw/sim/README.md)
 SIM_CONFIG := $(if $(DEBUG),UintrQuadSimDebugConfig,$(SIM_CONFIG))
-BINARY ?= $(IMAGE)
+BINARY ?= $(ROOT_IMAGE)
 MAX_CYCLES ?= 0
 FST ?=
 SIM_MAKE = $(MAKE) --no-print-directory -C hw/sim BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
@@ -101,27 +113,45 @@ PROFILE ?=
 PROFILE_ARGS = $(if $(PROFILE),+profile=$(abspath $(PROFILE)) $(if $(PROFILE_EVERY),+profile-every=$(PROFILE_EVERY),) \
   $(if $(PROFILE_REGION),+profile-region=$(PROFILE_REGION),) $(if $(PROFILE_TRACE),+profile-trace=$(abspath $(PROFILE_TRACE)),),)
 
-.PHONY: run-tests net-image net-image-rtl run-net test-net loadgen bench-tcp sim-net test-sim-net
+.PHONY: load run-tests net-image net-image-rtl run-net test-net loadgen bench-tcp sim-net test-sim-net
 .PHONY: bench-cosim area test-nic
-.PHONY: lint all deps sw run fuzz leak bench-lock profile-ipc ipc-point bench-ipc bench-mem test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
+.PHONY: lint all deps deps-sw deps-hw deps-debug sw-kernel sw run fuzz leak bench-lock profile-ipc ipc-point bench-ipc bench-mem test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
 
 all: sw
 
 help:
 	@sed -n '1,/^$$/p' Makefile
 
-# Marker so deps run once per build directory (`make deps` forces a new check).
-DEPS_DONE := $(BUILD)/.deps-ok
-deps:
+# Markers so each deps phase runs once per build directory (`make deps*` forces a new check).
+# deps-sw is what the software and QEMU need (make run installs only this); deps-hw adds the
+# hardware build, the RTL simulation and the FPGA checks; deps-debug is asked for by name.
+DEPS_SW := $(BUILD)/.deps-sw
+DEPS_HW := $(BUILD)/.deps-hw
+DEPS_ALL := $(DEPS_SW) $(DEPS_HW)
+deps: deps-sw deps-hw
+
+deps-sw:
 	@mkdir -p $(BUILD) $(CACHE_DIR)
-	@scripts/deps.sh
-	@$(MAKE) --no-print-directory -C hw deps CACHE_DIR=$(CACHE_DIR) BUILD_DIR=$(BUILD)
-	@touch $(DEPS_DONE)
+	@scripts/deps.sh sw
+	@touch $(DEPS_SW)
 
-$(DEPS_DONE): scripts/deps.sh
-	@$(MAKE) --no-print-directory deps
+deps-hw:
+	@mkdir -p $(BUILD) $(CACHE_DIR)
+	@scripts/deps.sh hw
+	@echo "deps: hw: sbt launcher and rocket-chip sources from Maven Central (cached in $(CACHE_DIR)/jars)"
+	@$(MAKE) -s --no-print-directory -C hw deps CACHE_DIR=$(CACHE_DIR) BUILD_DIR=$(BUILD)
+	@touch $(DEPS_HW)
 
-constants: | $(DEPS_DONE)
+deps-debug:
+	@scripts/deps.sh debug
+
+$(DEPS_SW): scripts/deps.sh
+	@$(MAKE) --no-print-directory deps-sw
+
+$(DEPS_HW): scripts/deps.sh
+	@$(MAKE) --no-print-directory deps-hw
+
+constants: | $(DEPS_SW)
 	python3 platform/gen.py --rust $(BUILD)/gen/platform.rs --c $(BUILD)/gen/platform.h \
 	  --scala $(BUILD)/gen/Platform.scala --tcl $(BUILD)/gen/platform.tcl --dts $(BUILD)/gen/platform.dtsi
 	@echo "constants: $(BUILD)/gen/platform.{rs,h,scala,tcl,dtsi}"
@@ -142,7 +172,7 @@ mem_image = python3 scripts/mkimage.py --manifest sw/apps/mem-server/app.toml --
   --elf mem-client=$(1) -o $(2)
 
 # Cargo tracks its own inputs; this rule always asks it and then re-assembles the image.
-sw: | $(DEPS_DONE)
+sw: | $(DEPS_SW)
 	$(CARGO) build $(CARGO_FLAGS) --release --target $(KERNEL_TARGET) -p firmware -p kernel
 	$(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p roottask -p kernel-tests -p hello-proc -p ipc-bench -p mem-server
 	@mkdir -p $(BUILD)/sw
@@ -162,7 +192,7 @@ sw: | $(DEPS_DONE)
 	cp $(BUILD)/cargo-rtl/$(RUST_TARGET)/release/mem-client $(BUILD)/sw/mem-client-quick.elf
 	for b in mem-bench-root mem-server mem-client; do cp $(SW_OUT)/$$b $(BUILD)/sw/$$b.elf; done
 	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
-	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/roottask.elf -o $(IMAGE) \
+	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/roottask.elf -o $(ROOT_IMAGE) \
 	  --part-out modules=$(MODULES_BIN)
 	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
 	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests.elf -o $(KTEST_IMAGE) \
@@ -174,6 +204,14 @@ sw: | $(DEPS_DONE)
 	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/ipc-bench-root.elf --elf ipc-bench-server=$(BUILD)/sw/ipc-bench-server.elf \
 	  --elf ipc-bench-client=$(BUILD)/sw/ipc-bench-client$$v.elf -o $(BUILD)/sw/image-ipc-bench$$v.bin || exit 1; done
 	for v in "" -quick; do $(call mem_image,$(BUILD)/sw/mem-client$$v.elf,$(BUILD)/sw/image-mem-bench$$v.bin) || exit 1; done
+
+# The firmware and the kernel alone, what every system's image starts from: the network images
+# need nothing else of `sw`, so make run builds only these and the network system.
+sw-kernel: | $(DEPS_SW)
+	$(CARGO) build $(CARGO_FLAGS) --release --target $(KERNEL_TARGET) -p firmware -p kernel
+	@mkdir -p $(BUILD)/sw
+	cp $(KERNEL_OUT)/firmware $(BUILD)/sw/firmware.elf
+	cp $(KERNEL_OUT)/kernel $(BUILD)/sw/kernel.elf
 
 # The network system: its own manifest (sw/apps/net-system/app.toml), root task and processes;
 # the NET_* settings are compiled into its root task.
@@ -191,7 +229,7 @@ export NET_PORT NET_REQUEST NET_WORK NET_SPIN NET_VARIANT
 NET_QEMU_ARGS = -netdev user,id=n0,hostfwd=tcp:127.0.0.1:$(NET_PORT)-:$(NET_PORT) -device virtio-net-device,netdev=n0,event_idx=off
 # image-net.bin is the NET_VARIANT one (run-net); image-net-async.bin and image-net-sync.bin are
 # both always built (test-net, bench-tcp): only the root task differs.
-net-image: sw
+net-image: sw-kernel
 	for v in sync async; do NET_VARIANT=$$v $(CARGO) build $(CARGO_FLAGS) --profile net --target $(RUST_TARGET) -p net-server -p tcp-server -p net-system \
 	  && cp $(NET_OUT)/net-root $(BUILD)/sw/net-root-$$v.elf || exit 1; done
 	for b in net-server tcp-server; do cp $(NET_OUT)/$$b $(BUILD)/sw/$$b.elf; done
@@ -205,7 +243,7 @@ net-image: sw
 # connections and room, not QEMU's 136), in a cargo dir of their own so neither set rebuilds the other.
 NET_RTL_SOCKETS ?= 24
 NET_RTL_CARGO := $(BUILD)/cargo-net-rtl
-net-image-rtl: sw
+net-image-rtl: sw-kernel
 	for v in sync async; do NET_SOCKETS=$(NET_RTL_SOCKETS) NET_VARIANT=$$v CARGO_TARGET_DIR=$(NET_RTL_CARGO) $(CARGO) build $(CARGO_FLAGS) --profile net \
 	  --target $(RUST_TARGET) -p net-server -p tcp-server -p net-system && cp $(NET_RTL_CARGO)/$(RUST_TARGET)/net/net-root $(BUILD)/sw/net-root-rtl-$$v.elf || exit 1; done
 	for b in net-server tcp-server; do cp $(NET_RTL_CARGO)/$(RUST_TARGET)/net/$$b $(BUILD)/sw/$$b-rtl.elf; done
@@ -214,8 +252,24 @@ net-image-rtl: sw
 	  --elf tcp-server=$(BUILD)/sw/tcp-server-rtl.elf -o $(BUILD)/sw/image-net-rtl-$$v.bin || exit 1; done
 
 LOADGEN := $(BUILD)/cargo-loadgen/release/loadgen
-loadgen: | $(DEPS_DONE)
+loadgen: | $(DEPS_SW)
 	CARGO_TARGET_DIR=$(BUILD)/cargo-loadgen $(CARGO) build --release --manifest-path tools/loadgen/Cargo.toml --locked
+
+# The load client against a running system (make run in another terminal, or a board): CONNS
+# connections for DURATION seconds after a 1 s warm-up; RATE=R: open loop, R requests/s over all
+# connections on a fixed schedule, latency from each request's due time (tools/loadgen/README.md);
+# PIPELINE=N requests in flight per connection; HGRM=file: the latency distribution. HOST and
+# PORT count only from the command line (some shells export a HOST of their own).
+CONNS ?= 8
+DURATION ?= 10
+RATE ?=
+PIPELINE ?= 1
+HGRM ?=
+LOAD_HOST = $(if $(filter command line,$(origin HOST)),$(HOST),127.0.0.1)
+LOAD_PORT = $(if $(filter command line,$(origin PORT)),$(PORT),$(NET_PORT))
+load: loadgen
+	$(LOADGEN) --host $(LOAD_HOST) --port $(LOAD_PORT) -c $(CONNS) -d $(DURATION) -s $(NET_REQUEST) -p $(PIPELINE) \
+	  $(if $(RATE),--rate $(RATE),) $(if $(HGRM),--hgrm $(HGRM),)
 
 # End to end from the host through QEMU's network, the net server, async IPC and the TCP server,
 # plus the robustness cases (scripts/net_test.py); a few minutes.
@@ -232,11 +286,22 @@ NET_BENCH_IMAGES = $(if $(filter rtl,$(BENCH_TCP_TARGET)),rtl-)
 # and TARGET=rtl's connection counts (one per run: NET_RTL_CONNECTIONS=4).
 NET_BENCH_VARIANTS ?= async sync
 NET_RTL_CONNECTIONS ?= 1,4,16
+# On QEMU, two sweeps (BENCH_TCP_SWEEP=connections and/or rate): the closed-loop one over the
+# connection counts (bench_tcp.py), then the open-loop one (bench_tcp_rate.py): the offered rate
+# rises (BENCH_TCP_RATES=r1,r2,...) over 16 connections on 4 harts, latency percentiles against the
+# achieved requests/s (tcp_latency.png; BENCH_RECORD=bench/results/tcp.jsonl appends the records).
+BENCH_TCP_SWEEP ?= connections rate
+BENCH_TCP_RATES ?=
+BENCH_RECORD ?=
+BENCH_TCP_QEMU_ARGS = --loadgen $(LOADGEN) --guest-port $(NET_PORT) --size $(NET_REQUEST) --duration $(BENCH_DURATION) --out $(BUILD)/bench
 bench-tcp: net-image loadgen $(if $(filter rtl,$(BENCH_TCP_TARGET)),net-image-rtl)
 	$(if $(filter rtl,$(BENCH_TCP_TARGET)),$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=,)
-	python3 scripts/bench_tcp.py $(foreach v,$(NET_BENCH_VARIANTS),--image $(v)=$(BUILD)/sw/image-net-$(NET_BENCH_IMAGES)$(v).bin) --loadgen $(LOADGEN) --guest-port $(NET_PORT) \
+	$(if $(filter rtl,$(BENCH_TCP_TARGET))$(filter connections,$(BENCH_TCP_SWEEP)),python3 scripts/bench_tcp.py $(foreach v,$(NET_BENCH_VARIANTS),--image $(v)=$(BUILD)/sw/image-net-$(NET_BENCH_IMAGES)$(v).bin) --loadgen $(LOADGEN) --guest-port $(NET_PORT) \
 	  --size $(NET_REQUEST) --duration $(BENCH_DURATION) --out $(BUILD)/bench --target $(BENCH_TCP_TARGET) \
-	  $(if $(filter rtl,$(BENCH_TCP_TARGET)),--sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) --rtl-connections $(NET_RTL_CONNECTIONS) $(if $(RTL_LOCK),--lock $(RTL_LOCK),),)
+	  $(if $(filter rtl,$(BENCH_TCP_TARGET)),--sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) --rtl-connections $(NET_RTL_CONNECTIONS) $(if $(RTL_LOCK),--lock $(RTL_LOCK),),),)
+	$(if $(filter rtl,$(BENCH_TCP_TARGET)),,$(if $(filter rate,$(BENCH_TCP_SWEEP)),python3 scripts/bench_tcp_rate.py \
+	  $(foreach v,$(NET_BENCH_VARIANTS),--image $(v)=$(BUILD)/sw/image-net-$(v).bin) $(BENCH_TCP_QEMU_ARGS) \
+	  $(if $(BENCH_TCP_RATES),--rates $(BENCH_TCP_RATES),) $(if $(BENCH_RECORD),--record $(abspath $(BENCH_RECORD)),),))
 
 # The same network system on the 4-core RTL with the NIC model (hw/sim: AXI DMA + AXI Ethernet,
 # libslirp on simulated time): the host's 127.0.0.1:NET_PORT goes to the TCP server; drive it with
@@ -259,7 +324,8 @@ test-sim-net: net-image-rtl loadgen
 
 run-net: net-image
 	$(GDB_NOTE)
-	@echo "run-net: connect to 127.0.0.1:$(NET_PORT) once the TCP server says it listens (Ctrl-A X stops QEMU)"
+	@echo "run-net: connect to 127.0.0.1:$(NET_PORT) once the TCP server says it listens (Ctrl-A X stops QEMU);"
+	@echo "run-net: load it from another terminal: make load [PORT=$(NET_PORT) CONNS=$(CONNS) DURATION=$(DURATION) RATE=requests/s PIPELINE=1]"
 	scripts/qemu.sh $(NET_IMAGE) $(NET_QEMU_ARGS) $(GDB_QEMU)
 
 # The kernel fuzzer alone (sw/apps/kernel-tests/src/t_fuzz.rs) on QEMU, 4 harts: SEED picks the
@@ -267,15 +333,25 @@ run-net: net-image
 # each step, scoped to the fuzz CSpace; over everything every FULL_EVERY steps, default 64, and
 # after the last). A failure prints the seed and the last steps; the suite runs a short run itself.
 # SMP=1 (main thread only) or SMP=2 (one worker) run far faster than 4 harts on a loaded host.
+# SPIN_PERCENT: main steps that race the spinner (a spinning Wait) against its address space's
+# replacement, in percent. FUZZ_TARGET=rtl runs the same image on the 4-core RTL (the spinning
+# Wait's races happen there; QEMU's clock ends every spin first), up to FUZZ_MAX_CYCLES.
+# SCOPED=0 drops the scoped check between the full ones (cheaper on the RTL).
 SEED ?= 1592594996
 COUNT ?= 20000
+SPIN_PERCENT ?= 4
+FUZZ_TARGET ?= qemu
+FUZZ_MAX_CYCLES ?= 400000000
 FUZZ_IMAGE := $(BUILD)/sw/image-fuzz.bin
 fuzz: sw
-	KTEST_ONLY=fuzz FUZZ_SEED=$(SEED) FUZZ_COUNT=$(COUNT) FUZZ_FULL_EVERY=$(FULL_EVERY) $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p kernel-tests
-	cp $(SW_OUT)/kernel-tests $(BUILD)/sw/kernel-tests-fuzz.elf
+	KTEST_ONLY=fuzz FUZZ_SEED=$(SEED) FUZZ_COUNT=$(COUNT) FUZZ_FULL_EVERY=$(FULL_EVERY) FUZZ_SPIN_PERCENT=$(SPIN_PERCENT) FUZZ_SCOPED=$(SCOPED) \
+	  CARGO_TARGET_DIR=$(BUILD)/cargo-fuzz $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p kernel-tests
+	cp $(BUILD)/cargo-fuzz/$(RUST_TARGET)/release/kernel-tests $(BUILD)/sw/kernel-tests-fuzz.elf
 	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
 	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests-fuzz.elf -o $(FUZZ_IMAGE)
-	scripts/qemu.sh $(FUZZ_IMAGE) < /dev/null | tee $(BUILD)/fuzz.log
+	$(if $(filter rtl,$(FUZZ_TARGET)),$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST= && \
+	  $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(FUZZ_IMAGE) +max-cycles=$(FUZZ_MAX_CYCLES),\
+	  TCG=multi scripts/qemu.sh $(FUZZ_IMAGE) < /dev/null) | tee $(BUILD)/fuzz.log
 	@grep -q 'DebugHalt(0)' $(BUILD)/fuzz.log || { echo "fuzz: FAILED (seed $(SEED); see $(BUILD)/fuzz.log)"; exit 1; }
 
 # Create/destroy cycles of every object kind (UINTC slots and sender tables too) with every
@@ -287,7 +363,7 @@ leak: sw
 	cp $(SW_OUT)/kernel-tests $(BUILD)/sw/kernel-tests-leak.elf
 	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
 	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests-leak.elf -o $(LEAK_IMAGE)
-	scripts/qemu.sh $(LEAK_IMAGE) < /dev/null | tee $(BUILD)/leak.log
+	TCG=multi scripts/qemu.sh $(LEAK_IMAGE) < /dev/null | tee $(BUILD)/leak.log
 	@grep -q 'DebugHalt(0)' $(BUILD)/leak.log || { echo "leak: FAILED (see $(BUILD)/leak.log)"; exit 1; }
 
 # The main job: the product, the network system (root task, net server, TCP server) under
@@ -297,9 +373,11 @@ GDB_QEMU = $(if $(GDB),-s -S,)
 GDB_NOTE = $(if $(GDB),@echo "run: QEMU waits for GDB on tcp::1234: gdb-multiarch $(BUILD)/sw/kernel.elf -ex 'target remote :1234'",)
 run: run-net
 
+# The suite's cross-hart spins want a TCG thread per vCPU (scripts/boot_test.py, SUITE_TCG); so do
+# the fuzzer's and the leak run's.
 run-tests: sw
 	$(GDB_NOTE)
-	scripts/qemu.sh $(KTEST_IMAGE) $(GDB_QEMU)
+	TCG=multi scripts/qemu.sh $(KTEST_IMAGE) $(GDB_QEMU)
 
 test: lint test-host test-nofp test-boot test-net test-rtl test-sim test-fpga test-hw test-nic
 	@echo "make test: all passed"
@@ -309,7 +387,7 @@ test: lint test-host test-nofp test-boot test-net test-rtl test-sim test-fpga te
 # (rust-toolchain.toml), so a new clippy lint arrives only when the pin moves.
 KERNEL_CRATES := firmware kernel
 TARGET_CRATES := roottask kernel-tests hello-proc ipc-bench mem-server net-server tcp-server net-system
-lint: | $(DEPS_DONE)
+lint: | $(DEPS_SW)
 	$(CARGO) fmt --manifest-path sw/Cargo.toml --all --check
 	$(CARGO) fmt --manifest-path tools/loadgen/Cargo.toml --all --check
 	$(CARGO) clippy $(CARGO_FLAGS) --workspace --all-targets -- -D warnings
@@ -317,7 +395,7 @@ lint: | $(DEPS_DONE)
 	$(CARGO) clippy $(CARGO_FLAGS) --release --target $(RUST_TARGET) $(addprefix -p ,$(TARGET_CRATES)) -- -D warnings
 	CARGO_TARGET_DIR=$(BUILD)/cargo-loadgen $(CARGO) clippy --manifest-path tools/loadgen/Cargo.toml --locked --all-targets -- -D warnings
 
-test-host: test-loom | $(DEPS_DONE)
+test-host: test-loom | $(DEPS_ALL)
 	$(CARGO) test $(CARGO_FLAGS) --workspace
 	python3 -m unittest discover -s platform -p 'test_*.py'
 	python3 -m unittest discover -s scripts -p 'test_*.py'
@@ -325,26 +403,26 @@ test-host: test-loom | $(DEPS_DONE)
 
 # The ring and wake-up protocol model-checked with loom (every interleaving of the modelled
 # races); its own target dir, since --cfg loom changes every crate's build.
-test-loom: | $(DEPS_DONE)
+test-loom: | $(DEPS_SW)
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(BUILD)/cargo-loom $(CARGO) test $(CARGO_FLAGS) --release -p aring
 
 # FP instructions in the kernel only in its two routines that move user threads' F/D registers.
-test-nofp: sw
+test-nofp: sw | $(DEPS_HW)
 	python3 scripts/check_no_fp.py --allow fpu_save_regs --allow fpu_load_regs $(BUILD)/sw/firmware.elf $(BUILD)/sw/kernel.elf
 
 test-boot: sw
-	python3 scripts/boot_test.py --image $(IMAGE) --kernel $(KERNEL_BIN) --modules $(MODULES_BIN) \
+	python3 scripts/boot_test.py --image $(ROOT_IMAGE) --kernel $(KERNEL_BIN) --modules $(MODULES_BIN) \
 	  --suite-image $(KTEST_IMAGE) --suite-modules $(KTEST_MODULES) --bench-image $(IPC_BENCH_IMAGE) \
 	  --mem-image $(MEM_BENCH_QUICK_IMAGE)
 
 # The NIC model's register/descriptor test with real libslirp (hw/sim/tests/nic_test.cc; seconds).
-test-nic: | $(DEPS_DONE)
+test-nic: | $(DEPS_ALL)
 	$(SIM_MAKE) test-nic
 
-verilog: | $(DEPS_DONE)
+verilog: | $(DEPS_ALL)
 	$(MAKE) -C hw verilog CONFIG=$(CONFIG) BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
 
-sim-build: | $(DEPS_DONE)
+sim-build: | $(DEPS_ALL)
 	$(SIM_MAKE) build $(SIM_OPTS)
 
 # A flat binary is loaded at 0x8000_0000; an ELF is flattened first (it must be linked there).
@@ -354,33 +432,34 @@ sim: sw sim-build
 	$$($(SIM_MAKE) -s bin-path $(SIM_OPTS)) +image=$$bin +max-cycles=$(MAX_CYCLES) \
 	  $(if $(FST),+fst=$(FST) +fst-start=$(or $(FST_START),0) +fst-end=$(or $(FST_END),0xffffffffffffffff),) $(PROFILE_ARGS) $(SIM_ARGS)
 
-test-hw: | $(DEPS_DONE)
+test-hw: | $(DEPS_ALL)
 	$(MAKE) -C hw test BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
 	$(MAKE) -C hw/uintc/cosim cosim BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
 
 # The UINTC reference-model co-simulation's long run (hw/uintc/cosim/README.md): 10 M cycles.
-bench-cosim: | $(DEPS_DONE)
+bench-cosim: | $(DEPS_ALL)
 	@mkdir -p $(BUILD)/bench
 	$(MAKE) -s -C hw/uintc/cosim cosim-long BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR) | tee $(BUILD)/bench/cosim-long.txt
 
 # yosys LUT/FF estimates of the UINTC and the uipi unit next to the CLINT and PLIC (minutes).
-area: | $(DEPS_DONE)
+area: | $(DEPS_ALL)
+	@command -v yosys >/dev/null || { echo "area: yosys is missing: make deps-debug installs it"; exit 1; }
 	$(MAKE) -s -C hw/uintc/cosim area BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
 
 # Bare-metal tests of the patched cores and the UINTC on the RTL (hw/tests).
-test-rtl: | $(DEPS_DONE)
+test-rtl: | $(DEPS_ALL)
 	$(MAKE) -C hw test-rtl BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
 
 # The real image on the 4-hart RTL (fast build), checked like the QEMU boots; with the network
 # system's bounded TCP exchange from the host (rtl-4-harts-tcp, as make test-sim-net) beside them.
 test-sim: sw net-image-rtl loadgen
 	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
-	python3 scripts/boot_test.py --image $(IMAGE) --suite-image $(UINTR_IMAGE) --bench-image $(IPC_BENCH_QUICK_IMAGE) --harts 4 --jobs 2 \
+	python3 scripts/boot_test.py --image $(ROOT_IMAGE) --suite-image $(UINTR_IMAGE) --bench-image $(IPC_BENCH_QUICK_IMAGE) --harts 4 --jobs 2 \
 	  --net-image $(BUILD)/sw/image-net-rtl-async.bin --loadgen $(LOADGEN) \
 	  --sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=)
 
 # The worst kernel lock hold under a hostile thread (bench_lock_hold), alone on the 4-hart RTL.
-bench-lock: | $(DEPS_DONE)
+bench-lock: | $(DEPS_ALL)
 	KTEST_ONLY=lock_hold $(MAKE) --no-print-directory sw
 	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
 	$$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(UINTR_IMAGE) +max-cycles=60000000 $(PROFILE_ARGS) | tee $(BUILD)/bench-lock.log
@@ -397,7 +476,7 @@ IPC ?= same
 IPC_PROF := $(BUILD)/bench/profile-ipc-$(IPC)
 IPC_TEST = $(if $(filter cross,$(IPC)),bench_round_trip,$(if $(filter other,$(IPC)),bench_round_trip_other_space,$(if $(filter ntfn,$(IPC)),uintr_bench,fastpath_call)))
 IPC_REGION = $(if $(filter cross,$(IPC)),12 +profile-region-any,$(if $(filter other,$(IPC)),13,$(if $(filter ntfn,$(IPC)),14 +profile-region-any,11)))
-profile-ipc: | $(DEPS_DONE)
+profile-ipc: | $(DEPS_ALL)
 	KTEST_ONLY=$(IPC_TEST) $(MAKE) --no-print-directory sw
 	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
 	@mkdir -p $(BUILD)/bench
@@ -488,14 +567,19 @@ sim-uintr: sw
 	$$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(UINTR_IMAGE) +max-cycles=$(MAX_CYCLES) $(PROFILE_ARGS)
 
 # The flow is checked against its port model and the board config's real Verilog.
-test-fpga: | $(DEPS_DONE)
+test-fpga: | $(DEPS_ALL)
 	$(MAKE) -C hw/fpga test BUILD_DIR=$(BUILD) CONFIG=$(CONFIG) CACHE_DIR=$(CACHE_DIR)
 
-bitstream: | $(DEPS_DONE)
+bitstream: | $(DEPS_ALL)
 	$(MAKE) -C hw/fpga bitstream BUILD_DIR=$(BUILD) CONFIG=$(CONFIG)
 
-flash: sw
-	$(MAKE) -C hw/fpga flash-$(FLASH) BUILD_DIR=$(BUILD) CONFIG=$(CONFIG) IMAGE=$(IMAGE)
+# The board gets the network system: NET_VARIANT's image-net.bin, the image make run boots (its
+# net server drives the NIC the device tree names: the AXI Ethernet on the board). IMAGE=file
+# (on the command line) flashes that file instead, and then nothing is built.
+FLASH_IMAGE = $(if $(filter command line,$(origin IMAGE)),$(abspath $(IMAGE)),$(NET_IMAGE))
+flash: $(if $(filter command line,$(origin IMAGE)),,net-image)
+	@echo "flash: $(FLASH_IMAGE) to the board ($(FLASH))"
+	$(MAKE) -C hw/fpga flash-$(FLASH) BUILD_DIR=$(BUILD) CONFIG=$(CONFIG) IMAGE=$(FLASH_IMAGE)
 
 clean:
 	rm -rf $(BUILD)

@@ -29,14 +29,21 @@ RUN = re.compile(r"\[tcp-server\] run: (\d+) requests on (\d+) connections in (\
 # ... "; elapsed E cycles, P cycles per request (timer)": the same run on the timer (rdcycle does
 # not count a hart's cycles asleep in WFI; the timer does), when the TCP server has it mapped.
 ELAPSED = re.compile(r"elapsed (\d+) cycles, (\d+) cycles per request \(timer\)")
-PROGRESS = re.compile(r"\[sim\] (\d+) cycles")
+PROGRESS = re.compile(r"\[sim\] (\d+) cycles, ([\d.]+) kHz")
+# How often wait_for hands its caller the latest progress line (`report`).
+REPORT_S = 30
 
 
 class RtlSim:
     """One simulation of `image` with the host's 127.0.0.1:host_port forwarded to guest_port.
     `lock`: a file to flock for the whole run (the shared RTL lock), or None."""
 
-    def __init__(self, sim, image, guest_port, log_path, max_cycles, lock=None, progress=1_000_000, extra=()):
+    def __init__(self, sim, image, guest_port, log_path, max_cycles, lock=None, progress=1_000_000, extra=(),
+                 report=None):
+        """`report(seconds running, (cycles, kHz) or None)` is called every REPORT_S seconds
+        while wait_for waits."""
+        self.report = report
+        self.last_report = time.time()
         self.host_port = free_port()
         args = [sim, f"+image={image}", f"+hostfwd={self.host_port}:{guest_port}", f"+max-cycles={max_cycles}",
                 f"+progress={progress}"] + list(extra)
@@ -74,6 +81,10 @@ class RtlSim:
                 t0 = time.time()
             elif time.time() - max(t0, since) > timeout:
                 raise Fail(f"no '{pattern}' within {timeout} s (log: {self.log_path})")
+            if self.report and since is not None and time.time() - self.last_report >= REPORT_S:
+                self.last_report = time.time()
+                latest = list(PROGRESS.finditer(self.text()))
+                self.report(time.time() - since, (int(latest[-1].group(1)), float(latest[-1].group(2))) if latest else None)
             time.sleep(1)
 
     def cycles_at(self, offset):
@@ -106,11 +117,11 @@ def loadgen_run(binary, port, connections, requests, size, timeout, extra=()):
 
 
 def exchange(sim_bin, image, loadgen, log, guest_port=5555, size=64, requests=4, max_cycles=30_000_000,
-             boot_timeout=1200, timeout=120, lock=None, extra=()):
+             boot_timeout=1200, timeout=120, lock=None, extra=(), report=None):
     """Boot `image` on the RTL, send `requests` over one connection once the TCP server listens,
     check every reply and the server's own count. (passed, report lines)."""
     lines = []
-    sim = RtlSim(sim_bin, image, guest_port, log, max_cycles, lock, progress=500_000, extra=extra)
+    sim = RtlSim(sim_bin, image, guest_port, log, max_cycles, lock, progress=500_000, extra=extra, report=report)
     try:
         m = sim.wait_for(r"\[tcp-server\] .*listening on", boot_timeout)
         boot = sim.cycles_at(m.end())

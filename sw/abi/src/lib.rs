@@ -16,6 +16,9 @@ pub mod syscall {
     pub const REPLY: isize = -6;
     pub const YIELD: isize = -7;
     pub const NB_RECV: isize = -8;
+    /// a0 = the byte, a1 = a console cptr ([`super::console`]); returns a0 = 1 if the kernel's
+    /// console ring took it, 0 if the ring is full (try again later), usize::MAX if a1 is not
+    /// a Console cap.
     pub const DEBUG_PUT_CHAR: isize = -9;
     pub const DEBUG_DUMP_SCHEDULER: isize = -10;
     /// seL4 halts the machine; ours also takes an exit status in a0 (0 = success) so test
@@ -24,8 +27,10 @@ pub mod syscall {
     /// seL4's: a0 = cptr; returns the cap's object type + 1 in a0 (0 = empty or invalid).
     pub const DEBUG_CAP_IDENTIFY: isize = -12;
     /// Ours: print a0 bytes from the caller's IPC buffer message area starting at byte a1 (no
-    /// user pointer is ever dereferenced by the kernel); at most 16 per call, the count
-    /// written comes back in a0.
+    /// user pointer is ever dereferenced by the kernel), a2 = a console cptr ([`super::console`]);
+    /// at most [`super::console::PUT_STRING_MAX`] per call. Returns in a0 how many the
+    /// console ring took (0 for a0 > 0: the ring is full, try again later), usize::MAX without
+    /// an IPC buffer or if a2 is not a Console cap.
     pub const DEBUG_PUT_STRING: isize = -32;
     /// Ours: the cycle counter of the hart the caller runs on, in a0 (and the hart id in a1).
     pub const DEBUG_GET_CLOCK: isize = -33;
@@ -159,18 +164,27 @@ pub mod stat {
     /// that it does not grow (each measured pass costs the idle hart two reads of `time`, a
     /// trap to the firmware on our cores, one of them on the way to a handed-over thread).
     pub const IDLE_TIME: usize = 35;
+    /// Console output ([`super::console`]): bytes waiting in the kernel's ring (a gauge);
+    /// bytes handed to the UART since boot; bytes of the kernel's own output that did not
+    /// fit the ring and were dropped (each run of them is followed by a "[N bytes dropped]"
+    /// line); bytes handed to the UART by a hart holding the kernel lock (the final flush at
+    /// DebugHalt and panics aside: 0, output never waits for the UART under the lock).
+    pub const CONSOLE_QUEUED: usize = 36;
+    pub const CONSOLE_WRITTEN: usize = 37;
+    pub const CONSOLE_DROPPED: usize = 38;
+    pub const CONSOLE_WRITTEN_LOCKED: usize = 39;
     /// Illegal-instruction traps taken with `sstatus.FS` Off: a thread's first FP instruction
     /// since it last lost the FPU (sw/kernel/README.md, "Floating point").
-    pub const FPU_TRAPS: usize = 36;
+    pub const FPU_TRAPS: usize = 40;
     /// Threads' F/D states loaded into a hart's registers (at such a trap, or at the switch to
     /// a thread that wrote FP state in its last run).
-    pub const FPU_LOADS: usize = 37;
+    pub const FPU_LOADS: usize = 41;
     /// States saved to their TCB (their thread wrote FP state and left the hart).
-    pub const FPU_SAVES: usize = 38;
+    pub const FPU_SAVES: usize = 42;
     /// Loads put off because the state was still in another hart's registers, not yet saved
     /// (the thread was just taken from that hart); its FP instruction traps again.
-    pub const FPU_WAITS: usize = 39;
-    pub const COUNT: usize = 40;
+    pub const FPU_WAITS: usize = 43;
+    pub const COUNT: usize = 44;
     /// With DebugStat: read, then reset (LOCK_HOLD_MAX), or start measuring (IDLE_TIME).
     pub const RESET: usize = 1 << 63;
     /// With DebugStat: the counter of one hart, a1 = its index (`BootInfo::hart_ids` order),
@@ -294,6 +308,8 @@ pub mod object {
     /// from an Untyped like every other object so that what a domain sends with is charged
     /// to its own memory.
     pub const UINTR_SENDER_TABLE: usize = 16;
+    /// DebugCapIdentify only: the Console cap (`init_cap::CONSOLE`, [`super::console`]).
+    pub const CONSOLE: usize = 17;
 
     /// Ours is larger than seL4's 2^10: the TCB carries the full user-interrupt state too.
     pub const TCB_BITS: usize = 11;
@@ -433,9 +449,12 @@ pub mod asys {
     pub const ARG_CAP: usize = 0;
     pub const ARG_NCAPS: usize = 1;
     pub const ARG_FIRST_CAP: usize = 2;
-    /// Request labels that are not invocations: debug output. PutChar: args[0] = byte.
-    /// PutString: args[0] = byte count (<= 16 are written), args[1..] = the bytes, 8 per word,
-    /// little-endian; the reply's word 0 is the count written.
+    /// Request labels that are not invocations: console output ([`super::console`]), with a
+    /// Console cap's cptr in args[0] ([`ARG_CAP`]). PutChar: args[1] = the byte. PutString:
+    /// args[1] = byte count (at most `console::PUT_STRING_MAX` are taken), args[2..] = the
+    /// bytes, 8 per word, little-endian. The reply's word 0 is the count the console ring took
+    /// (0: it is full, send the rest again later); without the cap the reply is the error
+    /// INVALID_CAPABILITY (or FAILED_LOOKUP for a cptr that does not resolve).
     pub const OP_PUT_CHAR: u32 = 0x1000;
     pub const OP_PUT_STRING: u32 = 0x1001;
     /// Reply: id, label = 0 or an `error` code (`abi::error` or [`NOT_ASYNC`]), length, words
@@ -537,9 +556,28 @@ pub mod init_cap {
     pub const DEBUG: usize = 12;
     /// UintrControl: grants threads the use of UINTC receiver slots and sender tables.
     pub const UINTR_CONTROL: usize = 13;
+    /// Console: the authority to print ([`super::console`]). Copyable; the root task hands
+    /// copies on (`userlib::process` gives each process one at `bootinfo::process::CONSOLE`).
+    pub const CONSOLE: usize = 14;
     pub const FIRST_FREE: usize = 16;
     /// The root CNode has 2^ROOT_CNODE_BITS slots and no guard, so a slot index is a cptr.
     pub const ROOT_CNODE_BITS: usize = 12;
+}
+
+/// Console output (DebugPutChar, DebugPutString, async PutChar/PutString): the kernel appends
+/// the bytes to its console ring and returns at once; harts hand the ring to the UART outside
+/// the kernel lock, only as much as the UART's FIFO takes, in order. Printing needs a Console
+/// cap (`object::CONSOLE`, the root task's at `init_cap::CONSOLE`), which can be copied and
+/// revoked like any cap. A full ring takes fewer bytes than asked (0: none): the caller sends
+/// the rest again later, so nothing it was told was taken is lost.
+pub mod console {
+    /// The ring's size in bytes ('\n' takes two: the kernel stores CRLF).
+    pub const RING_BYTES: usize = 16384;
+    /// Kept for the kernel's own messages: user output fills the ring up to
+    /// `RING_BYTES - KERNEL_RESERVE` bytes.
+    pub const KERNEL_RESERVE: usize = 1024;
+    /// Bytes one DebugPutString or async PutString takes at most.
+    pub const PUT_STRING_MAX: usize = 16;
 }
 
 /// Scheduling parameters.
@@ -740,6 +778,8 @@ pub mod bootinfo {
 
         /// Its own CNode, with a guard that pads a slot number to a whole cptr.
         pub const CNODE: usize = 1;
+        /// A copy of its starter's Console cap (empty if the starter had none).
+        pub const CONSOLE: usize = 2;
         /// The caps the manifest gives it (`caps` of its `[process.*]`), in that order.
         pub const FIRST_GIVEN: usize = 8;
         /// `ProcessInfo::magic`: "PROCINFO".

@@ -5,11 +5,13 @@
 //! U-notification Wait.
 //!
 //! Resources: one deadline per thread, stored in its TCB (no pool to exhaust: the memory is the
-//! TCB's, charged to an Untyped). Each hart keeps its armed threads in a list sorted by time,
-//! and programs its timer (SBI TIME or Sstc, `arch::timer`) for the earlier of its next
-//! scheduler tick and the list's head. Insertion scans from the latest entry (a thread re-arming
-//! later and later, the usual pattern, costs O(1)); in the worst case it is linear in the
-//! threads armed on that hart, as seL4 MCS's release queue is.
+//! TCB's, charged to an Untyped). Each hart keeps its armed threads in a queue ordered by time
+//! (then by arming order), and programs its timer (SBI TIME or Sstc, `arch::timer`) for the
+//! earlier of its next scheduler tick and the queue's first. The queue is an AVL tree linked
+//! through the TCBs (`timeq`): arming, cancelling and expiring cost O(log n) in the deadlines
+//! armed on the hart, whatever their times (a sorted list, as seL4 MCS's release queue is, lets
+//! a thread that arms one deadline per thread it owns hold the lock for a walk of them all). A
+//! timer interrupt fires at most `EXPIRE_BATCH` deadlines and comes back at once for the rest.
 //!
 //! Life cycle: arming replaces the previous deadline; a time already past fires at once.
 //! Suspend takes the thread off its hart's list but keeps the deadline in the TCB; Resume puts
@@ -24,7 +26,6 @@ use crate::kcell::KCell;
 use crate::object::tcb::Tcb;
 use crate::{percpu, stats};
 use abi::{deadline, error, stat, uintr::MAX_VECTOR};
-use core::ptr::null_mut;
 use platform::image::MAX_HARTS;
 
 /// A thread's deadline (in its TCB).
@@ -33,31 +34,45 @@ pub struct Armed {
     /// Absolute time in timebase ticks; 0 = none.
     pub at: u64,
     pub vector: u8,
-    /// On hart `hart`'s list (false while the thread is suspended with a deadline kept).
+    /// On hart `hart`'s queue (false while the thread is suspended with a deadline kept).
     pub queued: bool,
     pub hart: u8,
-    pub next: *mut Tcb,
-    pub prev: *mut Tcb,
+    /// Arming order: equal times expire in it (and keys stay distinct).
+    pub seq: u64,
+    pub links: timeq::Links<Tcb>,
 }
 
 impl Default for Armed {
     fn default() -> Armed {
-        Armed { at: 0, vector: 0, queued: false, hart: 0, next: null_mut(), prev: null_mut() }
+        Armed { at: 0, vector: 0, queued: false, hart: 0, seq: 0, links: timeq::Links::new() }
+    }
+}
+
+// SAFETY: the links are the TCB's own, and the key (time, arming order) is set before the
+// thread is queued and not changed while it is.
+unsafe impl timeq::Node for Tcb {
+    fn links(&self) -> &timeq::Links<Tcb> {
+        &self.deadline.links
+    }
+    fn links_mut(&mut self) -> &mut timeq::Links<Tcb> {
+        &mut self.deadline.links
+    }
+    fn key(&self) -> (u64, u64) {
+        (self.deadline.at, self.deadline.seq)
     }
 }
 
 /// One hart's armed threads, earliest first.
-#[derive(Clone, Copy)]
-struct List {
-    head: *mut Tcb,
-    tail: *mut Tcb,
-    len: usize,
-}
+type Queue = timeq::Tree<Tcb>;
 
-const EMPTY: List = List { head: null_mut(), tail: null_mut(), len: 0 };
-static LISTS: KCell<[List; MAX_HARTS]> = KCell::new([EMPTY; MAX_HARTS]);
+/// Deadlines one timer interrupt fires at most (the rest: the timer comes back at once).
+const EXPIRE_BATCH: usize = 16;
 
-fn lists() -> &'static mut [List; MAX_HARTS] {
+static LISTS: KCell<[Queue; MAX_HARTS]> = KCell::new([Queue::new(); MAX_HARTS]);
+/// Arming order (kernel lock held).
+static ARMED_SEQ: KCell<u64> = KCell::new(0);
+
+fn lists() -> &'static mut [Queue; MAX_HARTS] {
     debug_assert!(crate::lock::held());
     // SAFETY: only under the kernel lock.
     unsafe { LISTS.get() }
@@ -142,36 +157,20 @@ pub fn on_affinity(t: &mut Tcb) {
 
 // ---- the lists -------------------------------------------------------------------------------
 
-/// Put `t` (armed, on no list) on hart `h`'s list, and make that hart's timer cover it.
+/// Put `t` (armed, on no queue) on hart `h`'s queue, and make that hart's timer cover it.
 fn enqueue(t: &mut Tcb, h: usize) {
     debug_assert!(!t.deadline.queued && t.deadline.at != 0);
-    let l = &mut lists()[h];
+    // SAFETY: under the kernel lock.
+    let seq = unsafe { ARMED_SEQ.get() };
+    *seq += 1;
+    t.deadline.seq = *seq;
+    let q = &mut lists()[h];
     let tp: *mut Tcb = t;
-    // The last entry not later than `t`, from the tail: equal times stay in arming order.
-    let mut after = l.tail;
-    // SAFETY: listed TCBs are live (deletion and slot loss unlink them).
-    while !after.is_null() && unsafe { (*after).deadline.at } > t.deadline.at {
-        after = unsafe { (*after).deadline.prev };
-    }
-    let next = if after.is_null() { l.head } else { unsafe { (*after).deadline.next } };
-    t.deadline.prev = after;
-    t.deadline.next = next;
-    if after.is_null() {
-        l.head = tp;
-    } else {
-        // SAFETY: as above.
-        unsafe { (*after).deadline.next = tp };
-    }
-    if next.is_null() {
-        l.tail = tp;
-    } else {
-        // SAFETY: as above.
-        unsafe { (*next).deadline.prev = tp };
-    }
-    l.len += 1;
+    // SAFETY: `t` is live and on no queue; deletion and slot loss take it off (`unlink`).
+    unsafe { q.insert(tp) };
     t.deadline.queued = true;
     t.deadline.hart = h as u8;
-    if l.head == tp {
+    if q.first() == tp {
         arch::timer::set_earliest(h, t.deadline.at);
         if h == this_hart() {
             arch::timer::sync();
@@ -182,39 +181,26 @@ fn enqueue(t: &mut Tcb, h: usize) {
     }
 }
 
-/// Take `t` off its hart's list, if it is on one. Its hart's timer may now fire early once,
+/// Take `t` off its hart's queue, if it is on one. Its hart's timer may now fire early once,
 /// which `expire` shrugs off.
 fn unlink(t: &mut Tcb) {
     if !t.deadline.queued {
         return;
     }
     let h = t.deadline.hart as usize;
-    let l = &mut lists()[h];
-    let (prev, next) = (t.deadline.prev, t.deadline.next);
-    // SAFETY: list neighbours are live.
-    unsafe {
-        if prev.is_null() {
-            l.head = next;
-        } else {
-            (*prev).deadline.next = next;
-        }
-        if next.is_null() {
-            l.tail = prev;
-        } else {
-            (*next).deadline.prev = prev;
-        }
-    }
-    l.len -= 1;
+    let q = &mut lists()[h];
+    let tp: *mut Tcb = t;
+    let was_first = q.first() == tp;
+    // SAFETY: `queued` says it is on hart `h`'s queue.
+    unsafe { q.remove(tp) };
     t.deadline.queued = false;
-    t.deadline.next = null_mut();
-    t.deadline.prev = null_mut();
-    if prev.is_null() {
+    if was_first {
         update_earliest(h);
     }
 }
 
 fn update_earliest(h: usize) {
-    let head = lists()[h].head;
+    let head = lists()[h].first();
     // SAFETY: a listed TCB is live.
     arch::timer::set_earliest(h, if head.is_null() { u64::MAX } else { unsafe { (*head).deadline.at } });
 }
@@ -228,33 +214,35 @@ fn fire(t: &mut Tcb) {
     }
 }
 
-/// A timer interrupt on this hart (kernel lock held): fire every deadline that has passed.
-/// The caller then re-arms the timer (`arch::timer::on_interrupt`).
-pub fn expire() {
+/// A timer interrupt on this hart (kernel lock held): fire the deadlines that have passed, at
+/// most `EXPIRE_BATCH`. The caller then re-arms the timer (`arch::timer::on_interrupt`), at
+/// once if this returns true (the batch ended with more to look at).
+pub fn expire() -> bool {
     let h = this_hart();
     let now = arch::cpu::time();
-    loop {
-        let head = lists()[h].head;
-        // SAFETY: a listed TCB is live.
-        let Some(t) = (unsafe { head.as_mut() }) else { break };
+    for _ in 0..EXPIRE_BATCH {
+        let head = lists()[h].first();
+        // SAFETY: a queued TCB is live.
+        let Some(t) = (unsafe { head.as_mut() }) else { return false };
         if t.deadline.at > now {
-            break;
+            return false;
         }
         unlink(t);
         fire(t);
     }
+    true
 }
 
 /// DebugStat DEADLINES_ARMED: deadlines on every hart's list.
 pub fn armed() -> u64 {
-    lists().iter().map(|l| l.len as u64).sum()
+    lists().iter().map(|q| q.len() as u64).sum()
 }
 
 // ---- the consistency checker -----------------------------------------------------------------
 
-/// Every list is well linked, sorted, of the length it records, made of live threads that say
-/// they are on it, each with a vector; no other thread says it is listed; each hart's timer
-/// knows its head.
+/// Every queue is a well-formed tree (links, balance, order), of the length it records, made of
+/// live threads that say they are on it, each with a vector; no other thread says it is queued;
+/// each hart's timer knows its first.
 pub fn check(violation: &mut dyn FnMut(core::fmt::Arguments)) {
     let mut threads = 0usize;
     let mut flagged = [0usize; MAX_HARTS];
@@ -269,50 +257,40 @@ pub fn check(violation: &mut dyn FnMut(core::fmt::Arguments)) {
             }
         }
     });
-    for (h, l) in lists().iter().enumerate() {
-        let (mut n, mut prev, mut p, mut last_at) = (0usize, null_mut::<Tcb>(), l.head, 0u64);
-        while !p.is_null() {
-            if n > threads {
-                violation(format_args!("deadline list of hart {h}: longer than the {threads} threads (a cycle?)"));
-                return;
-            }
-            // SAFETY: the checks below are what says whether it is a live TCB.
-            let t = unsafe { &*p };
-            let d = &t.deadline;
-            if !d.queued || d.hart as usize != h || d.prev != prev {
-                violation(format_args!(
-                    "deadline list of hart {h}: tcb {:#x} not linked as listed here (queued {}, hart {})",
-                    t.pa(),
-                    d.queued,
-                    d.hart
-                ));
-            }
-            if d.at == 0 || d.at < last_at || d.vector as usize > MAX_VECTOR {
-                violation(format_args!(
-                    "deadline list of hart {h}: tcb {:#x} at {} after {}, vector {}",
-                    t.pa(),
-                    d.at,
-                    last_at,
-                    d.vector
-                ));
-            }
-            last_at = d.at;
-            prev = p;
-            p = d.next;
-            n += 1;
+    for (h, q) in lists().iter().enumerate() {
+        let mut bad = None;
+        // SAFETY: each element is judged live (a TCB whose deadline says it is queued here)
+        // before the tree reads its links.
+        let shape = unsafe {
+            q.check(threads, |p| {
+                let ok = crate::object::tcb::is_live(p) && {
+                    let d = &(*p).deadline;
+                    d.queued && d.hart as usize == h && d.at != 0 && d.vector as usize <= MAX_VECTOR
+                };
+                if !ok && bad.is_none() {
+                    bad = Some(p);
+                }
+                ok
+            })
+        };
+        if let Some(p) = bad {
+            violation(format_args!("deadline queue of hart {h}: {p:?} is no thread armed and queued here"));
+        } else if let Err(e) = shape {
+            violation(format_args!("deadline queue of hart {h}: {e:?}"));
         }
-        if prev != l.tail || n != l.len || n != flagged[h] {
+        if q.len() != flagged[h] {
             violation(format_args!(
-                "deadline list of hart {h}: {n} entries walked, {} recorded, {} threads say they are on it, tail ok {}",
-                l.len,
-                flagged[h],
-                prev == l.tail
+                "deadline queue of hart {h}: {} entries, {} threads say they are on it",
+                q.len(),
+                flagged[h]
             ));
         }
-        let want = if l.head.is_null() { u64::MAX } else { unsafe { (*l.head).deadline.at } };
-        if arch::timer::earliest(h) != want {
+        let first = q.first();
+        // SAFETY: checked above (a live queued TCB) unless reported.
+        let want = if first.is_null() || bad.is_some() { u64::MAX } else { unsafe { (*first).deadline.at } };
+        if bad.is_none() && arch::timer::earliest(h) != want {
             violation(format_args!(
-                "hart {h}'s timer expects deadline {} but its list's head is {}",
+                "hart {h}'s timer expects deadline {} but its queue's first is {}",
                 arch::timer::earliest(h),
                 want
             ));

@@ -1,4 +1,4 @@
-//! Debug system calls: console output, the cycle counter, kernel counters, the scheduler dump,
+//! Debug system calls: console output (into the console ring, `console`), the cycle counter, kernel counters, the scheduler dump,
 //! cap identification and halting the machine with a verdict.
 use crate::ipc::{self, A0, A1};
 use crate::object::tcb::{self, Tcb};
@@ -6,28 +6,32 @@ use crate::{arch, kprintln, sched, stats};
 use abi::{object, stat, syscall as nr};
 use caps::Cap;
 
-/// Bytes one DebugPutString writes at most.
-const PUT_STRING_MAX: usize = 16;
-
 /// Handle debug call `n`; false if `n` is not one.
 pub fn handle(me: &mut Tcb, n: isize) -> bool {
     let a0 = me.ctx.regs[A0];
     match n {
-        nr::DEBUG_PUT_CHAR => crate::console::put_byte(a0 as u8),
+        // Console output needs a Console cap (a1 / a2) and only appends to the console ring:
+        // the count it took comes back (0 when the ring is full), usize::MAX without the cap.
+        nr::DEBUG_PUT_CHAR => {
+            me.ctx.regs[A0] =
+                if holds_console_cap(me, me.ctx.regs[A1]) { crate::console::put_user(&[a0 as u8]) } else { usize::MAX };
+        }
         nr::DEBUG_PUT_STRING => {
-            let Some(b) = ipc::buffer(me) else {
-                me.ctx.regs[A0] = usize::MAX;
-                return true;
+            let b = match ipc::buffer(me) {
+                Some(b) if holds_console_cap(me, me.ctx.regs[A0 + 2]) => b,
+                _ => {
+                    me.ctx.regs[A0] = usize::MAX;
+                    return true;
+                }
             };
-            // At most one UART FIFO's worth per call: the kernel lock is held while the UART
-            // drains (about 1.4 ms at 115200 baud). The caller goes on from a1 + the count.
+            // A few bytes per call bound the copy under the lock; the caller goes on from
+            // a1 + the count.
             let area = core::mem::size_of_val(&b.msg);
             let from = me.ctx.regs[A1].min(area);
-            let len = a0.min(area - from).min(PUT_STRING_MAX);
+            let len = a0.min(area - from).min(abi::console::PUT_STRING_MAX);
             // SAFETY: the msg array is plain words; reading it as bytes is fine.
             let bytes = unsafe { core::slice::from_raw_parts((b.msg.as_ptr() as *const u8).add(from), len) };
-            crate::console::put_bytes(bytes);
-            me.ctx.regs[A0] = len;
+            me.ctx.regs[A0] = crate::console::put_user(bytes);
         }
         nr::DEBUG_GET_CLOCK => {
             me.ctx.regs[A0] = arch::cpu::cycles() as usize;
@@ -112,6 +116,10 @@ fn holds_debug_cap(me: &Tcb, cptr: usize) -> bool {
     matches!(tcb::lookup_cap_of(me, cptr), Some((Cap::DebugControl, _)))
 }
 
+fn holds_console_cap(me: &Tcb, cptr: usize) -> bool {
+    matches!(tcb::lookup_cap_of(me, cptr), Some((Cap::Console, _)))
+}
+
 /// Object type + 1 (0 = empty).
 fn identify(c: &Cap) -> usize {
     1 + match c {
@@ -133,5 +141,6 @@ fn identify(c: &Cap) -> usize {
         Cap::DebugControl => object::DEBUG_CONTROL,
         Cap::UintrControl => object::UINTR_CONTROL,
         Cap::SenderTable { .. } => object::UINTR_SENDER_TABLE,
+        Cap::Console => object::CONSOLE,
     }
 }

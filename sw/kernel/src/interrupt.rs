@@ -15,8 +15,8 @@ const SIP_USIP: usize = 1 << IRQ_U_SOFT;
 /// end its slice.
 pub fn handle(code: usize, cpu: &PerCpu) {
     if code == IRQ_S_TIMER {
-        crate::deadline::expire();
-        if arch::timer::on_interrupt(cpu) {
+        let more = crate::deadline::expire();
+        if arch::timer::on_interrupt(cpu, more) {
             crate::sched::tick();
         }
     } else {
@@ -30,7 +30,7 @@ pub fn handle(code: usize, cpu: &PerCpu) {
 pub fn handle_in_kernel(code: usize, cpu: &PerCpu) {
     match code {
         IRQ_S_TIMER => {
-            arch::timer::on_interrupt(cpu);
+            arch::timer::on_interrupt(cpu, false);
         }
         IRQ_U_SOFT => {}
         _ => dispatch(code, cpu),
@@ -52,8 +52,8 @@ fn dispatch(code: usize, cpu: &PerCpu) {
 pub fn poll(cpu: &PerCpu) {
     let sip = csrr!("sip") & csrr!("sie");
     if sip & SIP_STIP != 0 {
-        crate::deadline::expire();
-        arch::timer::on_interrupt(cpu);
+        let more = crate::deadline::expire();
+        arch::timer::on_interrupt(cpu, more);
     }
     if sip & SIP_SSIP != 0 {
         arch::ipi::on_interrupt(cpu);

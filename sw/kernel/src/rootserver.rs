@@ -257,6 +257,7 @@ pub fn create(m: &devtree::Machine) -> Result<bool, LoadError> {
     root.put(init_cap::ASID_CONTROL, Cap::AsidControl);
     root.put(init_cap::DEBUG, Cap::DebugControl);
     root.put(init_cap::UINTR_CONTROL, Cap::UintrControl);
+    root.put(init_cap::CONSOLE, Cap::Console);
     root.put(init_cap::ASID_POOL, Cap::AsidPool { base: pool, asid_base: 0 });
 
     // The image, then stack, boot info and IPC buffer, each with a frame cap.

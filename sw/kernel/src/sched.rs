@@ -556,7 +556,7 @@ pub fn run_current() -> ! {
     let t = unsafe { &mut *cur };
     // The thread that trapped goes on: its address space is the active one, so the lock can go
     // before the (no-op, unless a flush is due) switch; the trap left `sstatus` right.
-    leave(cpu, t, highest(s).is_none(), true, true)
+    leave(cpu, t, highest(s).is_none(), true, true, false)
 }
 
 /// The Call/ReplyRecv fastpath's exit (lock held): `from`, current here, blocked; `to` takes
@@ -574,19 +574,21 @@ pub fn leave_direct(from: &mut Tcb, to: &mut Tcb) -> ! {
     set_current(cpu, to);
     let alone = highest(s).is_none();
     // The trap from user mode left `sstatus` as user mode wants it, and nothing since wrote it.
-    leave(cpu, to, alone, true, false)
+    leave(cpu, to, alone, true, false, false)
 }
 
 fn run(t: &mut Tcb) -> ! {
     let cpu = percpu::this();
-    leave(cpu, t, highest(mine()).is_none(), false, false)
+    leave(cpu, t, highest(mine()).is_none(), false, false, true)
 }
 
 /// Into user mode with `t`, current here; `alone`: nothing else ready on this hart;
 /// `sstatus_ok`: the caller knows `sstatus` is as a trap from user mode left it; `same_space`:
-/// `t` trapped on this hart and goes on, so its address space is the active one.
+/// `t` trapped on this hart and goes on, so its address space is the active one; `drain`:
+/// hand the UART waiting console output once the lock is gone (the slow path's exit; the
+/// fastpaths' exits leave that to the others).
 #[inline(always)]
-fn leave(cpu: &percpu::PerCpu, t: &mut Tcb, alone: bool, sstatus_ok: bool, same_space: bool) -> ! {
+fn leave(cpu: &percpu::PerCpu, t: &mut Tcb, alone: bool, sstatus_ok: bool, same_space: bool, drain: bool) -> ! {
     let (satp, asid) = crate::object::vspace::satp_of(t);
     if !same_space {
         crate::fpu::switch_to(cpu, t);
@@ -606,6 +608,9 @@ fn leave(cpu: &percpu::PerCpu, t: &mut Tcb, alone: bool, sstatus_ok: bool, same_
         }
         cpu.in_user.store(true, Ordering::Release);
         lock::release();
+        if drain && crate::console::pending() {
+            crate::console::drain_on_exit();
+        }
         arch::trap::enter_user_on(cpu, &mut t.ctx, sstatus_ok)
     }
     // The thread that trapped goes on (`run_current`: a Signal, or a Wait that found its word
@@ -685,6 +690,25 @@ fn run_handed(cpu: &percpu::PerCpu, t: &mut Tcb) {
 /// turn in a cross-hart IPC, short against the tick.
 const IDLE_WATCH_CYCLES: u64 = 20_000;
 
+/// Watch the mailbox (`arch::ipi::watch_mailbox`); while console output waits, hand the UART
+/// what it takes between shorter watches, and do not let the caller sleep before the ring is
+/// empty (no other hart may pass a drain point for a long while). A pending interrupt ends it
+/// as it ends a watch.
+fn watch_draining(cpu: &percpu::PerCpu) -> (bool, usize) {
+    loop {
+        crate::console::drain(crate::console::IDLE_DRAIN_BUDGET);
+        let pending = crate::console::pending();
+        let (found, slot) = arch::ipi::watch_mailbox(cpu, if pending { DRAIN_WATCH_CYCLES } else { IDLE_WATCH_CYCLES });
+        if found || !crate::console::pending() || arch::cpu::interrupt_pending() {
+            return (found, slot);
+        }
+    }
+}
+
+/// Between drains of waiting console output: a 16-byte FIFO at 115200 baud empties in ~1.4 ms,
+/// a UART that takes every byte at once (QEMU's, the RTL model's) is fed sooner.
+const DRAIN_WATCH_CYCLES: u64 = 4_000;
+
 /// A hart with nothing to run: watch the mailbox a while, then sleep in `wfi` with interrupts
 /// masked (wfi still wakes on a pending one), then take the lock and look again.
 pub fn idle_loop() -> ! {
@@ -719,6 +743,7 @@ fn idle(mut held: bool) -> ! {
         crate::fpu::switch_to(cpu, null_mut());
         if crate::asyscall::wake::on_idle(cpu) {
             lock::release();
+            crate::console::drain(crate::console::IDLE_DRAIN_BUDGET);
             continue;
         }
         // The tick state stays as the last thread left it: an idle hart needs no tick (its
@@ -736,7 +761,7 @@ fn idle(mut held: bool) -> ! {
         lock::release();
         // Idle from here to the wake-up: `stat::IDLE_TIME` (serving handlers above is work).
         stats::idle_begin();
-        let (found, mut slot) = arch::ipi::watch_mailbox(cpu, IDLE_WATCH_CYCLES);
+        let (found, mut slot) = watch_draining(cpu);
         if !found {
             // To sleep: say so, then look once more (a sender or waker that still saw us
             // watching posted before this store, one that did not sends an IPI).

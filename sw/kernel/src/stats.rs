@@ -102,7 +102,11 @@ pub fn read_debug(which: usize, index: usize) -> Option<u64> {
         | stat::ASYS_HANDLERS
         | stat::UINTR_SLOTS_USED
         | stat::UINTR_ENTRIES_USED
-        | stat::UINTR_TABLES_USED => None,
+        | stat::UINTR_TABLES_USED
+        | stat::CONSOLE_QUEUED
+        | stat::CONSOLE_WRITTEN
+        | stat::CONSOLE_DROPPED
+        | stat::CONSOLE_WRITTEN_LOCKED => None,
         w if w < stat::COUNT => Some(percpu::of(h).stats.0[w].load(Ordering::Relaxed)),
         _ => None,
     }
@@ -123,6 +127,9 @@ pub fn read(which: usize) -> Option<u64> {
         w if w == stat::LOCK_HOLD_MAX | stat::RESET => Some(crate::lock::max_hold(true)),
         stat::DEADLINES_ARMED => Some(crate::deadline::armed()),
         stat::ASYS_HANDLERS => Some(crate::asyscall::handlers()),
+        stat::CONSOLE_QUEUED | stat::CONSOLE_WRITTEN | stat::CONSOLE_DROPPED | stat::CONSOLE_WRITTEN_LOCKED => {
+            crate::console::stat(which)
+        }
         stat::UINTR_SLOTS_USED | stat::UINTR_ENTRIES_USED | stat::UINTR_TABLES_USED => crate::uintr::stat(which),
         // `sched::leave_direct` leaves its switches to the fastpath counters (one per IPC
         // that switched on its hart).

@@ -163,6 +163,7 @@ fn send(me: &mut Tcb, blocking: bool, call: bool, looked: Option<(Cap, SlotRef)>
         Cap::Reply { tcb, can_grant } => do_reply(me, tcb, can_grant, slot),
         _ => {
             let info = MessageInfo::from_word(me.ctx.regs[A1]);
+            me.call_key = me.entries;
             let r = Msg::decode(me, info).and_then(|m| invoke(me, cap, slot, &m));
             if r == Err(caps::Error::Preempted) {
                 // Out of budget at a consistent point: the thread re-executes its ecall.

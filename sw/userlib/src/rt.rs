@@ -1,7 +1,8 @@
 //! Program start and the user-mode self-checks every root task runs.
 
-/// Define `_start`, where the kernel enters a program (a0 = boot info for a root task), as a
-/// call to `$main`, an `extern "C"` function that never returns.
+/// Define `_start`, where the kernel enters a program (a0 = boot info for a root task, its
+/// `ProcessInfo` page for a process), as [`init`] and then a call to `$main`, an `extern "C"`
+/// function that never returns, with the same a0.
 #[macro_export]
 macro_rules! entry {
     ($main:path) => {
@@ -10,10 +11,25 @@ macro_rules! entry {
             ".section .text.entry, \"ax\"",
             ".globl _start",
             "_start:",
+            "   mv s0, a0",
+            "   call {init}",
+            "   mv a0, s0",
             "   call {main}",
+            init = sym $crate::rt::init,
             main = sym $main,
         );
     };
+}
+
+/// What every program sets up before its `main`: the Console cap it prints with is the root
+/// task's `init_cap::CONSOLE`, or for a process started by `process` (its info page carries
+/// `bootinfo::process::MAGIC`) `bootinfo::process::CONSOLE`.
+pub extern "C" fn init(info: usize) {
+    use abi::bootinfo::process;
+    // SAFETY: the kernel or the process loader maps the page a0 points to, read-only.
+    if info != 0 && unsafe { core::ptr::read_volatile(info as *const usize) } == process::MAGIC {
+        crate::debug::set_console(process::CONSOLE);
+    }
 }
 
 /// Every register but a0..a5 (the IPC registers) must survive a system call: fill some with

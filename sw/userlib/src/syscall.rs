@@ -116,16 +116,18 @@ pub fn poll(ntfn: usize) -> usize {
     nb_recv(ntfn).0
 }
 
-pub fn debug_put_char(c: u8) {
-    raw(nr::DEBUG_PUT_CHAR, [c as usize, 0, 0, 0, 0, 0]);
+/// DebugPutChar with the Console cap `console`: 1 if the kernel's console ring took the byte,
+/// 0 if it is full (try again later), `usize::MAX` if `console` is not a Console cap.
+pub fn debug_put_char(console: usize, c: u8) -> usize {
+    raw(nr::DEBUG_PUT_CHAR, [c as usize, console, 0, 0, 0, 0])
 }
 
-/// Print `len` bytes already placed in the caller's IPC buffer message area.
-/// DebugPutString: write up to `len` bytes of the IPC buffer's message area from byte
-/// `offset`; returns how many it wrote (the kernel writes a few per call), `usize::MAX`
-/// without an IPC buffer.
-pub fn debug_put_string_raw(len: usize, offset: usize) -> usize {
-    raw(nr::DEBUG_PUT_STRING, [len, offset, 0, 0, 0, 0])
+/// DebugPutString with the Console cap `console`: up to `len` bytes of the IPC buffer's
+/// message area from byte `offset` (already placed there); returns how many the console ring
+/// took (a few per call; 0: it is full, try again later), `usize::MAX` without an IPC buffer
+/// or the cap.
+pub fn debug_put_string_raw(console: usize, len: usize, offset: usize) -> usize {
+    raw(nr::DEBUG_PUT_STRING, [len, offset, console, 0, 0, 0])
 }
 
 /// The cycle counter of the hart the caller runs on, and that hart's id.

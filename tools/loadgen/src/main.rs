@@ -9,12 +9,13 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let (json, csv) = (cfg.json.clone(), cfg.csv.clone());
+    let (json, csv, hgrm) = (cfg.json.clone(), cfg.csv.clone(), cfg.hgrm.clone());
     eprintln!(
-        "loadgen: {} connections to {}, {} B requests, {}",
+        "loadgen: {} connections to {}, {} B requests, {}, {}",
         cfg.connections,
         cfg.addr,
         cfg.request_bytes,
+        loadgen::Report::new(&cfg).mode(),
         match cfg.stop {
             loadgen::Stop::Duration(d) =>
                 format!("{:.1} s after a {:.1} s warm-up", d.as_secs_f64(), cfg.warmup.as_secs_f64()),
@@ -29,6 +30,13 @@ fn main() {
         let r =
             if p.as_os_str() == "-" { writeln!(std::io::stdout(), "{text}") } else { std::fs::write(&p, text + "\n") };
         if let Err(e) = r {
+            eprintln!("loadgen: writing {}: {e}", p.display());
+            std::process::exit(2);
+        }
+    }
+    if let Some(p) = hgrm {
+        let mut text = Vec::new();
+        if let Err(e) = report.histogram.write_hgrm(&mut text).and_then(|()| std::fs::write(&p, text)) {
             eprintln!("loadgen: writing {}: {e}", p.display());
             std::process::exit(2);
         }

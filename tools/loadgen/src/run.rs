@@ -1,14 +1,19 @@
-//! The load: one task per connection, each sending a request and waiting for its response
-//! (checked byte by byte: the server answers every byte plus one), measuring each round trip
-//! after the warm-up. A connection that fails is reported and ends; the others go on.
+//! The load: one task per connection, its sender and receiver side by side. The sender paces
+//! requests (closed loop: as responses free one of the connection's `pipeline` slots; open
+//! loop: on the connection's schedule, src/schedule.rs); the receiver checks each response byte
+//! by byte (the server answers every byte plus one) and times it. Requests after the warm-up
+//! are measured. A connection that fails is reported and ends; the others go on.
 use crate::config::{Config, Stop};
 use crate::report::Report;
-use crate::stats::percentiles;
+use crate::schedule::{latency_us, Schedule};
+use crate::stats::Latencies;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
+use tokio::sync::{mpsc, Semaphore};
 use tokio::time::timeout;
 
 /// What all connection tasks share.
@@ -19,6 +24,9 @@ struct Shared {
     done: AtomicU64,
     live: AtomicUsize,
     dead: AtomicUsize,
+    /// Open loop: measured requests due before the end that were never sent (the server was
+    /// too far behind for their turn to come).
+    unsent: AtomicU64,
     stop: AtomicBool,
 }
 
@@ -69,8 +77,10 @@ pub fn check_response(req: &[u8], resp: &[u8]) -> Result<(), Death> {
     Ok(())
 }
 
+#[derive(Default)]
 struct ConnResult {
-    latencies: Vec<u32>,
+    latencies: Latencies,
+    /// When the first measured request was due (open loop) or sent (closed loop).
     first_measured: Option<Instant>,
     last_done: Option<Instant>,
 }
@@ -87,62 +97,140 @@ async fn connect(cfg: &Config) -> Result<TcpStream, Death> {
     }
 }
 
-async fn connection(
-    id: usize,
-    mut stream: TcpStream,
-    cfg: Arc<Config>,
-    sh: Arc<Shared>,
+/// A request on its way: what the reader needs to check and time its response.
+struct InFlight {
+    seq: u64,
+    /// Latency counts from here: the due time (open loop) or the send (closed loop).
+    from: Instant,
+    sent: Instant,
+    measured: bool,
+}
+
+/// When a connection runs and how it paces its requests.
+#[derive(Clone, Copy)]
+struct Plan {
     measure_from: Instant,
     end: Option<Instant>,
-) -> (ConnResult, Option<Death>) {
-    let mut out = ConnResult { latencies: Vec::new(), first_measured: None, last_done: None };
+    schedule: Option<Schedule>,
+}
+
+/// Send requests: on the schedule (open loop) or as slots free up (closed loop), never more
+/// than `cfg.pipeline` unanswered. Each goes to the reader before its bytes go out.
+async fn send(
+    id: usize,
+    mut wr: OwnedWriteHalf,
+    cfg: &Config,
+    sh: &Shared,
+    plan: Plan,
+    slots: &Semaphore,
+    tx: mpsc::UnboundedSender<InFlight>,
+) -> Result<(), Death> {
     let mut req = vec![0u8; cfg.request_bytes];
-    let mut resp = vec![0u8; cfg.request_bytes];
     for seq in 0u64.. {
-        if sh.stop.load(Ordering::Relaxed) {
+        let due = plan.schedule.map(|s| s.due(seq));
+        if let Some(d) = due {
+            if plan.end.is_some_and(|e| d >= e) {
+                break;
+            }
+            tokio::time::sleep_until(d.into()).await;
+        }
+        // A closed slots semaphore: the reader has died.
+        let Ok(permit) = slots.acquire().await else { break };
+        permit.forget();
+        let now = Instant::now();
+        if let (Some(end), Some(sched)) = (plan.end, plan.schedule) {
+            if now >= end {
+                let first_unsent = seq.max(sched.due_before(plan.measure_from));
+                sh.unsent.fetch_add(sched.due_before(end).saturating_sub(first_unsent), Ordering::Relaxed);
+            }
+        }
+        if sh.stop.load(Ordering::Relaxed) || plan.end.is_some_and(|e| now >= e) {
             break;
         }
-        let t0 = Instant::now();
-        if end.is_some_and(|e| t0 >= e) {
-            break;
-        }
-        let measured = t0 >= measure_from;
+        let from = due.unwrap_or(now);
+        let measured = from >= plan.measure_from;
         if measured {
             if let Stop::Requests(n) = cfg.stop {
                 if sh.claimed.fetch_add(1, Ordering::Relaxed) >= n {
+                    sh.claimed.fetch_sub(1, Ordering::Relaxed);
                     break;
                 }
             }
         }
         fill_request(&mut req, id, seq);
-        let round = async {
-            stream.write_all(&req).await.map_err(Death::Io)?;
-            match stream.read_exact(&mut resp).await {
-                Ok(_) => Ok(()),
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(Death::Closed),
-                Err(e) => Err(Death::Io(e)),
+        if tx.send(InFlight { seq, from, sent: now, measured }).is_err() {
+            break;
+        }
+        match timeout(cfg.timeout, wr.write_all(&req)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(Death::Io(e)),
+            Err(_) => return Err(Death::TimedOut),
+        }
+    }
+    Ok(())
+}
+
+/// Read and check each response in order, timing it from its request's `from`; every measured
+/// request not answered is given back to the count (Stop::Requests) when the connection dies.
+async fn receive(
+    id: usize,
+    mut rd: OwnedReadHalf,
+    cfg: &Config,
+    sh: &Shared,
+    slots: &Semaphore,
+    mut rx: mpsc::UnboundedReceiver<InFlight>,
+    out: &mut ConnResult,
+) -> Result<(), Death> {
+    let mut req = vec![0u8; cfg.request_bytes];
+    let mut resp = vec![0u8; cfg.request_bytes];
+    while let Some(f) = rx.recv().await {
+        let r = match tokio::time::timeout_at((f.sent + cfg.timeout).into(), rd.read_exact(&mut resp)).await {
+            Ok(Ok(_)) => {
+                fill_request(&mut req, id, f.seq);
+                check_response(&req, &resp)
             }
-        };
-        let r = match timeout(cfg.timeout, round).await {
-            Ok(r) => r.and_then(|()| check_response(&req, &resp)),
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(Death::Closed),
+            Ok(Err(e)) => Err(Death::Io(e)),
             Err(_) => Err(Death::TimedOut),
         };
         if let Err(d) = r {
-            if measured && matches!(cfg.stop, Stop::Requests(_)) {
-                // Give the request's number back: a live connection does it instead.
-                sh.claimed.fetch_sub(1, Ordering::Relaxed);
+            slots.close();
+            if matches!(cfg.stop, Stop::Requests(_)) {
+                rx.close();
+                let mut unanswered = f.measured as u64;
+                while let Ok(g) = rx.try_recv() {
+                    unanswered += g.measured as u64;
+                }
+                sh.claimed.fetch_sub(unanswered, Ordering::Relaxed);
             }
-            return (out, Some(d));
+            return Err(d);
         }
         let now = Instant::now();
-        if measured {
-            out.latencies.push(now.duration_since(t0).as_micros().min(u32::MAX as u128) as u32);
-            out.first_measured.get_or_insert(t0);
+        if f.measured {
+            out.latencies.record(latency_us(f.from, now));
+            out.first_measured = Some(out.first_measured.map_or(f.from, |t| t.min(f.from)));
             out.last_done = Some(now);
             sh.done.fetch_add(1, Ordering::Relaxed);
         }
+        slots.add_permits(1);
     }
-    (out, None)
+    Ok(())
+}
+
+async fn connection(
+    id: usize,
+    stream: TcpStream,
+    cfg: Arc<Config>,
+    sh: Arc<Shared>,
+    plan: Plan,
+) -> (ConnResult, Option<Death>) {
+    let mut out = ConnResult::default();
+    let (rd, wr) = stream.into_split();
+    let slots = Semaphore::new(cfg.pipeline);
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (sent, received) =
+        tokio::join!(send(id, wr, &cfg, &sh, plan, &slots, tx), receive(id, rd, &cfg, &sh, &slots, rx, &mut out));
+    (out, received.err().or(sent.err()))
 }
 
 /// Run the load described by `cfg` and report it.
@@ -153,6 +241,7 @@ pub async fn run(cfg: Config) -> Report {
         done: AtomicU64::new(0),
         live: AtomicUsize::new(cfg.connections),
         dead: AtomicUsize::new(0),
+        unsent: AtomicU64::new(0),
         stop: AtomicBool::new(false),
     });
     // Connections are opened one after the other before the load starts: a server behind
@@ -177,27 +266,29 @@ pub async fn run(cfg: Config) -> Report {
         .enumerate()
         .map(|(id, stream)| {
             let (cfg, sh) = (cfg.clone(), sh.clone());
+            let schedule = cfg.rate.map(|r| Schedule::new(start, r, cfg.connections, id));
+            let plan = Plan { measure_from, end, schedule };
             tokio::spawn(async move {
                 let r = match stream {
-                    Ok(s) => connection(id, s, cfg, sh.clone(), measure_from, end).await,
-                    Err(d) => (ConnResult { latencies: Vec::new(), first_measured: None, last_done: None }, Some(d)),
+                    Ok(s) => connection(id, s, cfg, sh.clone(), plan).await,
+                    Err(d) => (ConnResult::default(), Some(d)),
                 };
                 sh.live.fetch_sub(1, Ordering::Relaxed);
                 if let Some(d) = &r.1 {
                     sh.dead.fetch_add(1, Ordering::Relaxed);
-                    eprintln!("\nconnection {id} died after {} measured requests: {d}", r.0.latencies.len());
+                    eprintln!("\nconnection {id} died after {} measured requests: {d}", r.0.latencies.count());
                 }
                 r
             })
         })
         .collect();
-    let mut all = Vec::new();
+    let mut all = Latencies::default();
     let (mut first, mut last): (Option<Instant>, Option<Instant>) = (None, None);
     let mut report = Report::new(&cfg);
     for t in tasks {
         match t.await {
             Ok((r, death)) => {
-                all.extend_from_slice(&r.latencies);
+                all.merge(&r.latencies);
                 first = match (first, r.first_measured) {
                     (Some(a), Some(b)) => Some(a.min(b)),
                     (a, b) => a.or(b),
@@ -213,9 +304,10 @@ pub async fn run(cfg: Config) -> Report {
         p.abort();
         eprintln!();
     }
-    report.requests = all.len() as u64;
-    // The window: from the first measured request's start (at or after the warm-up's end) to
-    // the last measured response.
+    report.requests = all.count();
+    report.unsent = sh.unsent.load(Ordering::Relaxed);
+    // The window: from the first measured request's start (its due time in open loop; at or
+    // after the warm-up's end) to the last measured response.
     report.seconds = match (first, last) {
         (Some(f), Some(l)) => l.duration_since(f).as_secs_f64(),
         _ => 0.0,
@@ -223,7 +315,8 @@ pub async fn run(cfg: Config) -> Report {
     if report.seconds > 0.0 {
         report.requests_per_s = report.requests as f64 / report.seconds;
     }
-    report.latency = percentiles(&mut all);
+    report.latency = all.percentiles();
+    report.histogram = all;
     report
 }
 

@@ -12,6 +12,8 @@ mod macros;
 #[cfg(target_arch = "riscv64")]
 mod env;
 #[cfg(target_arch = "riscv64")]
+mod fuzz_spinner;
+#[cfg(target_arch = "riscv64")]
 mod t_async;
 #[cfg(target_arch = "riscv64")]
 mod t_asys;
@@ -21,6 +23,8 @@ mod t_basic;
 mod t_bench;
 #[cfg(target_arch = "riscv64")]
 mod t_cnode;
+#[cfg(target_arch = "riscv64")]
+mod t_console;
 #[cfg(target_arch = "riscv64")]
 mod t_fault;
 #[cfg(target_arch = "riscv64")]
@@ -176,18 +180,23 @@ mod rt {
         ("asys_idle_time_per_hart", crate::t_asys::idle_time_per_hart),
         ("asys_many_in_flight", crate::t_asys::many_in_flight),
         ("asys_stale_translation_reuse", crate::t_asys::stale_translation_reuse),
+        ("console_needs_the_cap", crate::t_console::needs_the_cap),
+        ("console_flood_outside_lock", crate::t_console::flood_outside_lock),
+        ("console_full_ring", crate::t_console::full_ring),
         ("timer_deadline_abi", crate::t_timer::deadline_abi),
         ("timer_sleep_wakes_in_order", crate::t_timer::sleep_wakes_in_order),
         ("timer_timeout", crate::t_timer::timeout),
         ("timer_dropped_sleep_cancelled", crate::t_timer::dropped_sleep_cancelled),
         ("timer_deadline_follows_the_thread", crate::t_timer::deadline_follows_the_thread),
         ("timer_deadlines_on_every_hart", crate::t_timer::deadlines_on_every_hart),
+        ("timer_many_deadlines_one_hart", crate::t_timer::many_deadlines_one_hart),
         ("stale_space_spin_wait_vspace_replaced", crate::t_stale_space::spin_wait_vspace_replaced),
         ("stale_space_idle_hart_leaves_freed_root", crate::t_stale_space::idle_hart_leaves_freed_root),
         ("preempt_long_retype", crate::t_preempt::long_retype),
         ("preempt_long_revoke", crate::t_preempt::long_revoke),
         ("preempt_big_cnode_delete", crate::t_preempt::big_cnode_delete),
         ("preempt_endpoint_waiters_delete", crate::t_preempt::endpoint_waiters_delete),
+        ("preempt_cancel_badged_sends_many", crate::t_preempt::cancel_badged_sends_many),
         ("preempt_set_space_big_cnode", crate::t_preempt::set_space_big_cnode),
         ("leak_create_destroy_every_kind", crate::t_leak::create_destroy_every_kind),
         ("fuzz_invocations", crate::t_fuzz::fuzz),
@@ -201,7 +210,8 @@ mod rt {
 
     /// The `rtl-subset` feature builds an image for the slow RTL simulation: the basic boot
     /// tests, the user-interrupt tests, one short timer test (kernel deadlines through the
-    /// UINTC), the async-batch stale-translation test (its race is real there), the FP tests
+    /// UINTC), the async-batch stale-translation test (its race is real there), the console
+    /// flood (output drained outside the lock, the drain's race with appenders), the FP tests
     /// that switch FP state across harts, the FP benchmark and the IPC
     /// benchmarks (the fastpath's same-hart round trip, the cross-hart one)
     /// only. `make bench-lock` runs the lock-hold benchmark there
@@ -222,6 +232,7 @@ mod rt {
                     | "bench_round_trip"
                     | "timer_sleep_wakes_in_order"
                     | "asys_stale_translation_reuse"
+                    | "console_flood_outside_lock"
                     | "fpu_survives_migration"
                     | "fpu_deleted_owner_leaks_nothing"
                     | "fpu_never_used_never_pays"

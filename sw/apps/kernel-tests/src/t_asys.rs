@@ -52,6 +52,14 @@ fn setup(env: &mut Env) -> Result<Setup, Fail> {
     Ok(Setup { ntfn, buf: buffer(env)? })
 }
 
+/// The root's buffer registered and driven raw ([`Raw`]), for tests elsewhere (inside
+/// [`with_teardown`]).
+pub(crate) fn registered_raw(env: &mut Env) -> Result<Raw, Fail> {
+    let s = setup(env)?;
+    ok!(s.buf.register(ROOT_TCB, VEC));
+    Ok(raw(&s.buf))
+}
+
 /// Register and attach a client, installed as the root's hook.
 fn attach(s: &Setup, park: Option<&ThreadPark>) -> Result<&'static Client<CAP>, Fail> {
     ok!(s.buf.register(ROOT_TCB, VEC));
@@ -69,7 +77,7 @@ fn teardown() {
     let _ = tcb::unbind_notification(ROOT_TCB);
 }
 
-fn with_teardown(env: &mut Env, test: fn(&mut Env) -> TResult) -> TResult {
+pub(crate) fn with_teardown(env: &mut Env, test: fn(&mut Env) -> TResult) -> TResult {
     let base = stat(stat::ASYS_HANDLERS);
     let r = test(env);
     teardown();
@@ -142,9 +150,10 @@ pub fn functional(env: &mut Env) -> TResult {
         ok!(tcb::bind_notification(t2, n1));
         ok!(tcb::bind_notification(t1, n2));
         // Debug output through the ring.
-        let _ = asys::call_blocking(c, &Request::put_char(b'['));
-        let w = asys::call_blocking(c, &Request::put_string(b"async put_string")).into_result();
-        let _ = asys::call_blocking(c, &Request::put_char(b']'));
+        let con = userlib::debug::console();
+        let _ = asys::call_blocking(c, &Request::put_char(con, b'['));
+        let w = asys::call_blocking(c, &Request::put_string(con, b"async put_string")).into_result();
+        let _ = asys::call_blocking(c, &Request::put_char(con, b']'));
         ensure_eq!(ok!(w).mr(0), 16, "bytes written");
         print!(" ");
         // Each of those went through the ring (none fell back to sync).
@@ -283,7 +292,7 @@ pub(crate) fn raw(buf: &SysBuf) -> Raw {
 }
 
 impl Raw {
-    fn push(&mut self, r: &Request, id: u64) -> TResult {
+    pub(crate) fn push(&mut self, r: &Request, id: u64) -> TResult {
         let items = r.to_items(id);
         for it in &items[..r.items()] {
             if ok!(self.req.push(it).map_err(|_| "ring full")) == aring::Notify::Signal {
@@ -294,7 +303,7 @@ impl Raw {
     }
 
     /// The next reply, waking the handler if needed; None if none comes within `spins`.
-    fn reply(&mut self, spins: usize) -> Result<Option<Item>, Fail> {
+    pub(crate) fn reply(&mut self, spins: usize) -> Result<Option<Item>, Fail> {
         for i in 0..spins {
             if let Some(p) = ok!(self.rep.pop().map_err(|_| "reply ring broken")) {
                 return Ok(Some(p.item));

@@ -98,7 +98,7 @@ pub fn debug_output(_env: &mut Env) -> TResult {
     // (Our lines go between the runner's "[ktest] debug_output ... " and its verdict, so start
     // on a new line and repeat that prefix at the end.)
     for b in b"\n[ktest] putchar: hello\n" {
-        syscall::debug_put_char(*b);
+        ensure_eq!(syscall::debug_put_char(debug::console(), *b), 1, "DebugPutChar took the byte");
     }
     debug::put_string(b"[ktest] putstring: hello\n");
     // A string longer than the IPC buffer's message area goes out in pieces.

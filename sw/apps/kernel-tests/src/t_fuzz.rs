@@ -24,6 +24,11 @@
 //! whatever the kernel made of that memory next: a page table then maps a page no cap vouches
 //! for, which the checker reports. The checker also reports memory handed out while a
 //! shootdown was still deferred (`invariants::memory_handed_out`), race or not.
+//!
+//! Spinning Waits (issue #45): with 4 harts or more, one hart runs only the spinner
+//! (`fuzz_spinner`), a thread whose Wait spins without the lock; now and then a main step is a
+//! race that replaces or deletes its address space while a witness signals it from a third
+//! hart, and checks that it runs no user code in the space it lost.
 use crate::env::{check_invariants, sadd, sget, sset, Env, Fail, TResult, CNODE, PAGE, ROOT_DEPTH};
 use crate::t_asys::Raw;
 use abi::{asys as a, error as e, label as l, object as o, stat, MessageInfo};
@@ -34,11 +39,12 @@ use userlib::{cnode, ipc, print, println, syscall, untyped, vspace};
 
 /// The fuzz threads' CSpace: a CNode of 2^F_BITS slots (guard pads it to a word). Slots
 /// below POOL are the pool every argument names; F_SELF holds the CNode itself (the retype
-/// destination), F_DEBUG the debug cap (only the checker call names it).
-const F_BITS: usize = 6;
+/// destination), F_DEBUG the debug cap (only the checker call names it). Slots from 64 up are
+/// the spinner's (`fuzz_spinner`; an argument can name 64 and 65, which stay empty).
+pub const F_BITS: usize = 7;
 const POOL: usize = 48;
-const F_SELF: usize = 48;
-const F_SANDBOX: usize = 49;
+pub const F_SELF: usize = 48;
+pub const F_SANDBOX: usize = 49;
 /// Worker k's fault endpoint (badge k + 1): out of every argument's reach like F_SELF.
 const F_FAULT: usize = 50;
 const F_DEBUG: usize = 63;
@@ -49,8 +55,9 @@ const F_INFRA: usize = 60;
 const INFRA_BITS: usize = 10;
 /// Where sandbox mappings go, in the sandbox VSpace (never the root task's).
 const SANDBOX_VA: usize = 0x4000_0000;
-/// Workers (and witnesses): one each per other hart, at most this many.
-const MAX_WORKERS: usize = 6;
+/// Workers (and witnesses): one each per other hart, at most this many (their fault slots
+/// end below F_INFRA).
+const MAX_WORKERS: usize = 5;
 /// Sv39 leaf flags V|R|W|U|A|D: the witnesses' forged entry.
 const FORGED_LEAF: usize = 0x1 | 0x2 | 0x4 | 0x10 | 0x40 | 0x80;
 
@@ -66,6 +73,11 @@ fn full_every() -> usize {
     option_env!("FUZZ_FULL_EVERY").and_then(|s| s.parse().ok()).filter(|&n| n > 0).unwrap_or(FULL_EVERY)
 }
 const FULL_EVERY: usize = 64;
+/// The scoped check after every main step (`FUZZ_SCOPED=0`: only the full ones, for the RTL,
+/// where the spinner's own count is the race's oracle and cycles are dear).
+fn scoped_checks() -> bool {
+    option_env!("FUZZ_SCOPED") != Some("0")
+}
 
 fn rdtime() -> usize {
     let v: usize;
@@ -101,8 +113,18 @@ const SHAPED: usize = 12;
 const SEEDED: usize = 4;
 /// The pool's Untyped (16 KiB, made from the second Untyped; the seeded pages fill it).
 const POOL_UNTYPED: usize = 9;
+/// The pool's Untypeds: a copy of the first (slot 0) and that one.
+pub const POOL_UNTYPEDS: [usize; 2] = [0, POOL_UNTYPED];
 /// Main steps that are an async batch, in percent.
 const BATCH_PERCENT: usize = 8;
+/// Main steps that are a spinner race, in percent (`FUZZ_SPIN_PERCENT`).
+fn spin_percent() -> usize {
+    option_env!("FUZZ_SPIN_PERCENT").and_then(|s| s.parse().ok()).unwrap_or(4)
+}
+/// The log's label for a race step (no kernel label is this large).
+const SPIN_RACE_LABEL: usize = 2000;
+/// A spinner runs (4 harts or more).
+static SPINNER_ON: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
 /// The completion vector of the main thread's syscall buffer (it is never woken by it: it
 /// polls).
 const ASYS_VEC: usize = 61;
@@ -127,9 +149,20 @@ fn drop_hot(addr: usize) {
 /// that faulted (each step's random stream depends only on the seed, k and the step number).
 static WORKER_NEXT: [AtomicUsize; 8] = [const { AtomicUsize::new(0) }; 8];
 
-struct Rng(u64);
+/// A seeded stream; `worker`: a worker's, whose slot arguments skip the spinner's slots.
+struct Rng(u64, bool);
 
 impl Rng {
+    /// A pool slot: any for the main thread; for a worker, the spinner's move to the shaped
+    /// slots above them.
+    fn pool_slot(&mut self) -> usize {
+        let s = self.below(POOL);
+        if self.1 && crate::fuzz_spinner::SLOTS.contains(&s) {
+            s + crate::fuzz_spinner::SLOTS.count()
+        } else {
+            s
+        }
+    }
     fn next(&mut self) -> u64 {
         // xorshift64*
         self.0 ^= self.0 >> 12;
@@ -148,7 +181,7 @@ impl Rng {
 /// A slot index an argument may name: a pool slot mostly, else garbage that fails lookup.
 fn slot_arg(r: &mut Rng) -> usize {
     if r.chance(92) {
-        r.below(POOL)
+        r.pool_slot()
     } else {
         (1 << 12) + r.next() as usize % (1 << 40)
     }
@@ -205,7 +238,7 @@ impl Op {
 fn step(r: &mut Rng, may_receive: bool, before: &mut dyn FnMut(&Op)) -> Op {
     // Always a slot that resolves: a cptr that does not would be a cap fault, and a fuzz
     // thread has no fault handler.
-    let svc = r.below(POOL);
+    let svc = r.pool_slot();
     let mut op = Op { svc, ..Op::default() };
     let kind = r.below(100);
     if kind < 6 {
@@ -504,7 +537,7 @@ static MAIN_RING: AtomicUsize = AtomicUsize::new(0);
 /// The main fuzz thread: a step (sync, or an async batch), then the kernel's checker; stops at
 /// the first violation.
 extern "C" fn main_thread(_: usize) -> ! {
-    let mut r = Rng(seed());
+    let mut r = Rng(seed(), false);
     let va = MAIN_RING.load(SeqCst);
     let mut ring = (va != 0).then(|| {
         crate::t_asys::raw(&userlib::asys::SysBuf {
@@ -520,7 +553,24 @@ extern "C" fn main_thread(_: usize) -> ! {
             log_op(i, op);
             sset(S_STEPS, i);
         };
+        let spin_race = SPINNER_ON.load(SeqCst) && r.chance(spin_percent());
         match ring.as_mut() {
+            _ if spin_race => {
+                before(&Op { label: SPIN_RACE_LABEL, ..Op::default() });
+                if let Err((how, at_move, after)) = crate::fuzz_spinner::race(&mut |n| r.below(n)) {
+                    println!("");
+                    println!(
+                        "[ktest] fuzz: seed {} main step {}: the spinner ran user code in the VSpace it had lost ({:?}): its count went from {} at the move to {}",
+                        seed(),
+                        i,
+                        how,
+                        at_move,
+                        after
+                    );
+                    sset(S_VERDICT, 5);
+                    park_here()
+                }
+            }
             Some(ring) if r.chance(BATCH_PERCENT) => {
                 if let Err(why) = async_batch(&mut r, ring, &mut before) {
                     println!("");
@@ -542,6 +592,9 @@ extern "C" fn main_thread(_: usize) -> ! {
             println!("[ktest] fuzz: {} main steps + {} worker steps so far (seed {})", i + 1, sget(S_WSTEPS), seed());
         }
         let full = (i + 1) % full_every() == 0 || i + 1 == count();
+        if !full && !scoped_checks() {
+            continue;
+        }
         let c0 = rdtime();
         let check = syscall::debug_check_invariants_timed(F_DEBUG, (!full).then_some(F_SELF));
         let k = if full { 0 } else { 2 };
@@ -572,9 +625,14 @@ extern "C" fn main_thread(_: usize) -> ! {
 /// Witness k: stores the forged entry into a few words of every hot sandbox page, round after
 /// round, in user mode (no kernel entry) until told to stop. A hot page unmapped faults it:
 /// the root drops the page and restarts it.
-extern "C" fn witness(_: usize) -> ! {
+extern "C" fn witness(k: usize) -> ! {
     let pattern = sget(S_PATTERN);
+    let mut served = crate::fuzz_spinner::pending_request();
     while sget(S_WSTOP) == 0 {
+        // The first witness also signals the spinner when a race asks.
+        if k == 0 && SPINNER_ON.load(SeqCst) {
+            crate::fuzz_spinner::serve_signal_request(&mut served);
+        }
         for h in &HOT {
             let va = h.load(SeqCst);
             if va != 0 {
@@ -595,7 +653,8 @@ extern "C" fn worker(k: usize) -> ! {
         if i >= count() {
             break;
         }
-        let mut r = Rng((seed() ^ 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(k as u64 + 1)).wrapping_add(i as u64) | 1);
+        let mut r =
+            Rng((seed() ^ 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(k as u64 + 1)).wrapping_add(i as u64) | 1, true);
         step(&mut r, true, &mut |_| {});
         sadd(S_WSTEPS, 1);
     }
@@ -610,6 +669,12 @@ fn serve_faults(ep: usize, workers: &[crate::env::Thread], witnesses: &[crate::e
     let mut n = 0;
     loop {
         let (badge, info, mrs) = syscall::nb_recv(ep);
+        if badge == 1 + workers.len() + witnesses.len() && SPINNER_ON.load(SeqCst) {
+            // The spinner, moved off its space: it waits there until the next race homes it.
+            crate::fuzz_spinner::FAULTS.fetch_add(1, SeqCst);
+            n += 1;
+            continue;
+        }
         if badge == 0 || badge > workers.len() + witnesses.len() {
             return n;
         }
@@ -619,7 +684,7 @@ fn serve_faults(ep: usize, workers: &[crate::env::Thread], witnesses: &[crate::e
             if info.label == abi::fault::VM_FAULT {
                 drop_hot(mrs[1]);
             }
-            if restart(w, witness as *const () as usize, 0).is_ok() {
+            if restart(w, witness as *const () as usize, badge - 1 - workers.len()).is_ok() {
                 syscall::reply(MessageInfo::new(0, 0, 0, 0), [0; 4]);
             }
             n += 1;
@@ -684,6 +749,17 @@ pub fn fuzz(env: &mut Env) -> TResult {
     move_caps(env, infra, &mut infra_used, mark, &[vs])?;
     // The witnesses' forged entry: read-write user access to a page of ours.
     let target = env.alloc(o::PAGE_4K, 0)?;
+    // The spinner's two data frames, mapped here (the suite's, like everything above).
+    let harts = userlib::bootinfo::harts(env.bi);
+    let spinner_hart = (harts >= 4).then(|| (env.bi.node_id + harts - 1) % harts);
+    SPINNER_ON.store(spinner_hart.is_some(), SeqCst);
+    crate::fuzz_spinner::reset();
+    let mut spin_data = [0; 2];
+    for (k, d) in spin_data.iter_mut().enumerate() {
+        let va = env.va(1);
+        *d = env.new_page_at(crate::env::VSPACE, va)?.cptr;
+        crate::fuzz_spinner::DATA_VA[k].store(va, SeqCst);
+    }
     let bytes0 = syscall::debug_stat(stat::OBJECT_BYTES);
     for h in &HOT {
         h.store(0, SeqCst);
@@ -707,7 +783,6 @@ pub fn fuzz(env: &mut Env) -> TResult {
         fault_ep,
         ..Default::default()
     };
-    let harts = userlib::bootinfo::harts(env.bi);
     // The threads' TCBs, stacks and IPC buffers are the suite's (kept like every helper's).
     let before_spawn = syscall::debug_stat(stat::OBJECT_BYTES);
     let mut workers = 0;
@@ -716,7 +791,8 @@ pub fn fuzz(env: &mut Env) -> TResult {
     const NO_THREAD: crate::env::Thread = crate::env::Thread { tcb: 0, ipc_va: 0, stack_top: 0 };
     let mut wthreads = [NO_THREAD; MAX_WORKERS];
     let all = userlib::invoke::rights::ALL;
-    for h in (0..harts).filter(|&h| h != env.bi.node_id).take(MAX_WORKERS) {
+    let worker_harts = || (0..harts).filter(|&h| h != env.bi.node_id && Some(h) != spinner_hart).take(MAX_WORKERS);
+    for h in worker_harts() {
         ok!(cnode::mint(f, F_FAULT + workers, F_BITS, CNODE, fault_ep, ROOT_DEPTH, all, workers + 1));
         wthreads[workers] = env.spawn_cfg(worker as *const () as usize, workers, cfg(h, F_FAULT + workers))?;
         tcbs[ntcbs] = wthreads[workers].tcb;
@@ -727,17 +803,44 @@ pub fn fuzz(env: &mut Env) -> TResult {
     // A witness beside each worker, in the sandbox VSpace (badges after the workers').
     let mut witnesses = [NO_THREAD; MAX_WORKERS];
     let mark = env.mark();
-    for (j, h) in (0..harts).filter(|&h| h != env.bi.node_id).take(MAX_WORKERS).enumerate() {
+    for (j, h) in worker_harts().enumerate() {
         let slot = F_FAULT + workers + j;
         ok!(cnode::mint(f, slot, F_BITS, CNODE, fault_ep, ROOT_DEPTH, all, workers + j + 1));
         witnesses[j] =
-            env.spawn_cfg(witness as *const () as usize, 0, crate::env::ThreadCfg { vspace: vs, ..cfg(h, slot) })?;
+            env.spawn_cfg(witness as *const () as usize, j, crate::env::ThreadCfg { vspace: vs, ..cfg(h, slot) })?;
         tcbs[ntcbs] = witnesses[j].tcb;
         ntcbs += 1;
     }
     let witnesses = &witnesses[..workers];
-    let keep: [usize; MAX_WORKERS] = core::array::from_fn(|j| witnesses.get(j).map_or(0, |w| w.tcb));
+    // The spinner (badge after the witnesses'), not started: each race gives it a space of its
+    // own. Made in the sandbox like the witnesses (its stack and IPC buffer's caps go to their
+    // CNode), so the scoped check sees what vouches for its pages.
+    let spinner = match spinner_hart {
+        Some(h) => {
+            let slot = crate::fuzz_spinner::F_SPIN_FAULT;
+            ok!(cnode::mint(f, slot, F_BITS, CNODE, fault_ep, ROOT_DEPTH, all, 2 * workers + 1));
+            let cfg = crate::env::ThreadCfg { vspace: vs, start: false, ..cfg(h, slot) };
+            let t = env.spawn_cfg(crate::fuzz_spinner::entry(), 0, cfg)?;
+            tcbs[ntcbs] = t.tcb;
+            ntcbs += 1;
+            Some(t.tcb)
+        }
+        None => None,
+    };
+    let keep: [usize; MAX_WORKERS + 1] = core::array::from_fn(|j| {
+        witnesses.get(j).map_or(if j == workers { spinner.unwrap_or(0) } else { 0 }, |w| w.tcb)
+    });
     move_caps(env, infra, &mut infra_used, mark, &keep)?;
+    if let Some(t) = spinner {
+        use crate::fuzz_spinner as sp;
+        ok!(cnode::copy(f, sp::F_SPIN_TCB, F_BITS, CNODE, t, ROOT_DEPTH, all));
+        let code = env.image_frame(sp::entry() & !(PAGE - 1))?;
+        ok!(cnode::move_(f, sp::F_SPIN_CODE, F_BITS, CNODE, code, ROOT_DEPTH));
+        ok!(cnode::copy(f, sp::F_ASIDS, F_BITS, CNODE, abi::init_cap::ASID_POOL, ROOT_DEPTH, all));
+        for (k, &d) in spin_data.iter().enumerate() {
+            ok!(cnode::copy(f, sp::F_SPIN_DATA[k], F_BITS, CNODE, d, ROOT_DEPTH, all));
+        }
+    }
     ok!(cnode::copy(f, F_INFRA, F_BITS, CNODE, infra, ROOT_DEPTH, all));
     // The main thread, with a syscall buffer for its async batches.
     let main = env.spawn_cfg(
@@ -825,6 +928,7 @@ pub fn fuzz(env: &mut Env) -> TResult {
             match verdict {
                 0 => "the main fuzz thread stopped",
                 4 => "an async batch went wrong (above)",
+                5 => "the spinner ran user code in an address space it had lost (above)",
                 _ => "kernel invariants broken (see the kernel log)",
             }
         );
@@ -865,7 +969,7 @@ pub fn fuzz(env: &mut Env) -> TResult {
         seed(),
         steps,
         wsteps,
-        workers + 1,
+        workers + 1 + SPINNER_ON.load(SeqCst) as usize,
         sget(S_DONE),
         workers,
         sget(S_FAULTS),
@@ -882,6 +986,23 @@ pub fn fuzz(env: &mut Env) -> TResult {
         sget(S_WROUNDS),
         sget(S_WFAULTS)
     );
+    if SPINNER_ON.load(SeqCst) {
+        use crate::fuzz_spinner as sp;
+        print!(
+            "(spinner: {} races, {} moved it off its space and were checked, {} homes, {} homeless, {} faults) ",
+            sp::RACES.load(SeqCst),
+            sp::MOVED.load(SeqCst),
+            sp::HOMES.load(SeqCst),
+            sp::HOMELESS.load(SeqCst),
+            sp::FAULTS.load(SeqCst)
+        );
+        // A long enough run that never checked a race has a broken harness, not a clean kernel.
+        ensure!(
+            steps * spin_percent() < 2_000 || sp::MOVED.load(SeqCst) > 0,
+            "{} main steps and no race moved the spinner off its space",
+            steps
+        );
+    }
     ensure!(
         sget(S_FAULTS) >= sget(S_DELIBERATE) && sget(S_DONE) == workers,
         "workers: {} faults served for {} taken on purpose, {} of {} workers finished",

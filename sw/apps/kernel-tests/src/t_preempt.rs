@@ -294,3 +294,101 @@ pub fn endpoint_waiters_delete(env: &mut Env) -> TResult {
     ok!(cnode::delete(CNODE, fault_ep, ROOT_DEPTH));
     check_invariants()
 }
+
+// A sender for `cancel_badged_sends_many`: s0 its endpoint cap, s1 its MR0, s2 the message
+// info; after its Send comes back (received, or dropped when its cap is gone) it faults, as
+// `kt_ep_sender` does.
+core::arch::global_asm!(
+    ".globl kt_badged_sender",
+    "kt_badged_sender:",
+    "   mv a0, s0",
+    "   mv a1, s2",
+    "   mv a2, s1",
+    "   li a7, {send}",
+    "   ecall",
+    "   li a7, -100",
+    ".globl kt_badged_sender_fault",
+    "kt_badged_sender_fault:",
+    "   ecall",
+    "   j kt_badged_sender",
+    send = const abi::syscall::SEND,
+);
+
+extern "C" {
+    fn kt_badged_sender();
+    fn kt_badged_sender_fault();
+}
+
+/// CancelBadgedSends over more queued senders than one kernel entry's budget looks at: it is
+/// preempted and restarted, goes on where it stopped, restarts exactly the senders with its
+/// badge (their cap is gone, so their Send is dropped and they fault) and leaves the others
+/// queued in their order.
+pub fn cancel_badged_sends_many(env: &mut Env) -> TResult {
+    const SENDERS: usize = 200;
+    const A: usize = 0xa;
+    let ep = env.alloc_cap(o::ENDPOINT)?;
+    let a_send = env.mint(ep, rights::ALL, A)?;
+    let a_cancel = env.mint(ep, rights::ALL, A)?;
+    let b = env.mint(ep, rights::ALL, 0xb)?;
+    let (fault_ep, fault_badged) = crate::t_fault::fault_ep(env)?;
+    let mut tcbs = [0usize; SENDERS];
+    for (i, t) in tcbs.iter_mut().enumerate() {
+        *t = env.alloc_cap(o::TCB)?;
+        ok!(userlib::tcb::configure(*t, fault_badged, CNODE, 0, VSPACE, 0, 0, 0));
+        // At the root's priority on its hart: they run (and block in their Send) when it yields.
+        ok!(userlib::tcb::set_sched_params(*t, crate::env::ROOT_TCB, 255, 255));
+        ok!(userlib::tcb::set_affinity(*t, env.bi.node_id));
+        let mut ctx = userlib::tcb::UserContext::default();
+        ctx.regs[userlib::tcb::UserContext::PC] = kt_badged_sender as *const () as usize;
+        ctx.regs[userlib::tcb::UserContext::S0] = if i % 2 == 0 { a_send } else { b };
+        ctx.regs[userlib::tcb::UserContext::index_of(9)] = i;
+        ctx.regs[userlib::tcb::UserContext::index_of(18)] = abi::MessageInfo::new(0x5c, 0, 0, 1).to_word();
+        ok!(userlib::tcb::write_registers(*t, false, 0, abi::regs::COUNT, &ctx));
+        ok!(userlib::tcb::resume(*t));
+    }
+    syscall::yield_now();
+    // Badge A's senders' cap goes first (as after a revoke): their restarted Sends find nothing.
+    ok!(cnode::delete(CNODE, a_send, ROOT_DEPTH));
+    let p0 = preemptions();
+    ok!(cnode::cancel_badged_sends(CNODE, a_cancel, ROOT_DEPTH));
+    let restarts = preemptions() - p0;
+    ensure!(
+        restarts >= SENDERS / 64,
+        "cancelling the sends of {} queued senders was preempted {} times (budget 64 per entry)",
+        SENDERS,
+        restarts
+    );
+    for k in 0..SENDERS / 2 {
+        let (badge, info, mrs) = syscall::nb_recv(ep);
+        ensure!(
+            badge == 0xb && info.label == 0x5c && mrs[0] == 2 * k + 1,
+            "queued message {}: badge {:#x}, label {:#x}, MR0 {} (expected the other badge's senders in their order)",
+            k,
+            badge,
+            info.label,
+            mrs[0]
+        );
+    }
+    let (badge, info, _) = syscall::nb_recv(ep);
+    ensure!(badge == 0 && info.label == 0, "a sender of badge {:#x} is still queued after the cancel", badge);
+    // Every sender's Send came back (the cancelled ones dropped, the others received): each
+    // faults once.
+    syscall::yield_now();
+    let mut faults = 0;
+    for _ in 0..SENDERS + 10 {
+        let (badge, info, mrs) = syscall::nb_recv(fault_ep);
+        if info.label == 0 && badge == 0 {
+            break;
+        }
+        ensure_eq!(mrs[0], kt_badged_sender_fault as *const () as usize, "fault pc (after the sender's Send returned)");
+        faults += 1;
+    }
+    ensure_eq!(faults, SENDERS, "senders whose Send came back");
+    for t in tcbs {
+        ok!(cnode::delete(CNODE, t, ROOT_DEPTH));
+    }
+    for c in [a_cancel, b, ep, fault_badged, fault_ep] {
+        ok!(cnode::delete(CNODE, c, ROOT_DEPTH));
+    }
+    check_invariants()
+}

@@ -580,3 +580,74 @@ pub fn deadlines_on_every_hart(env: &mut Env) -> TResult {
     }
     Ok(())
 }
+
+/// Threads of `many_deadlines_one_hart`: their deadlines, and how many have armed.
+const MANY: usize = 24;
+/// The later group (armed first): the rest share one earlier time.
+const MANY_LATER: usize = 4;
+static M_AT: [AtomicU64; MANY] = [const { AtomicU64::new(0) }; MANY];
+static M_ARMED: AtomicUsize = AtomicUsize::new(0);
+static M_FAILED: AtomicUsize = AtomicUsize::new(0);
+
+/// Thread k of `many_deadlines_one_hart`: arms its deadline and parks (its vector is only
+/// counted by the kernel: nobody waits for it).
+extern "C" fn many_armer(k: usize) -> ! {
+    if syscall::set_deadline(M_AT[k].load(SeqCst), TV).is_err() {
+        M_FAILED.fetch_add(1, SeqCst);
+    }
+    M_ARMED.fetch_add(1, SeqCst);
+    crate::env::park()
+}
+
+/// More deadlines on one hart than one timer interrupt fires, armed latest first (the worst
+/// order for a sorted list), most at one time: every one fires, and the queue (an AVL tree in
+/// the kernel) passes the checker while they are armed and is empty after.
+pub fn many_deadlines_one_hart(env: &mut Env) -> TResult {
+    let hart = env.need_other_hart()?;
+    let base = st(stat::DEADLINES_ARMED);
+    let fired = st(stat::DEADLINES_FIRED);
+    M_ARMED.store(0, SeqCst);
+    M_FAILED.store(0, SeqCst);
+    let mut threads = [0usize; MANY];
+    for (k, t) in threads.iter_mut().enumerate() {
+        *t = helper(env, many_armer, k, hart)?.0;
+    }
+    // Far enough ahead for every thread to arm first, even on a slow QEMU hart.
+    let at = time::now() + hz(env);
+    let unit = hz(env) / 1000;
+    for (k, &t) in threads.iter().enumerate() {
+        M_AT[k].store(if k < MANY_LATER { at + unit } else { at }, SeqCst);
+        ok!(tcb::resume(t));
+    }
+    // Generous: QEMU on a loaded host may give the helpers' hart little time.
+    if !wait_until(5 * late(env), || M_ARMED.load(SeqCst) >= MANY) {
+        syscall::debug_dump_scheduler(abi::init_cap::DEBUG);
+        let i0 = st(stat::ENTRIES_INTERRUPT);
+        let t0 = time::now();
+        wait_until(hz(env) / 2, || false);
+        print!(
+            "(interrupts: {} in {} ticks; armed {}) ",
+            st(stat::ENTRIES_INTERRUPT) - i0,
+            time::now() - t0,
+            M_ARMED.load(SeqCst)
+        );
+        syscall::debug_dump_scheduler(abi::init_cap::DEBUG);
+        ensure!(false, "{} of {} threads armed by {}", M_ARMED.load(SeqCst), MANY, time::now());
+    }
+    ensure_eq!(M_FAILED.load(SeqCst), 0, "SetDeadline failures");
+    if time::now() < at {
+        crate::env::check_invariants()?;
+    }
+    ensure!(
+        wait_until(at - time::now().min(at) + late(env), || st(stat::DEADLINES_FIRED) >= fired + MANY),
+        "{} of {} deadlines fired ({} still armed)",
+        st(stat::DEADLINES_FIRED) - fired,
+        MANY,
+        st(stat::DEADLINES_ARMED) - base
+    );
+    ensure_eq!(st(stat::DEADLINES_ARMED), base, "left armed");
+    for &t in &threads {
+        ok!(tcb::suspend(t));
+    }
+    crate::env::check_invariants()
+}

@@ -12,6 +12,11 @@ pub fn hart_id() -> usize {
     crate::percpu::this().hart
 }
 
+/// An enabled interrupt is pending (`wfi` would return at once).
+pub fn interrupt_pending() -> bool {
+    csrr!("sip") & csrr!("sie") != 0
+}
+
 pub fn interrupts_on() {
     csrs!("sstatus", SSTATUS_SIE);
 }

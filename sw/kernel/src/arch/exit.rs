@@ -8,6 +8,8 @@ fn exit_device() -> Option<usize> {
 }
 
 pub fn pass() -> ! {
+    // Everything still in the console ring goes out first (waiting for the UART: the end).
+    crate::console::flush();
     if let Some(dev) = exit_device() {
         // SAFETY: the device is mapped in the kernel window (mm::kspace maps every device).
         unsafe { core::ptr::write_volatile(dev as *mut u32, exitdev::PASS as u32) };
@@ -17,6 +19,7 @@ pub fn pass() -> ! {
 }
 
 pub fn fail(code: u32) -> ! {
+    crate::console::flush();
     if let Some(dev) = exit_device() {
         let v = (code.max(1) << exitdev::CODE_SHIFT) | exitdev::FAIL as u32;
         // SAFETY: as above.

@@ -114,8 +114,9 @@ pub fn stop() {
 }
 
 /// A timer interrupt on this hart, after `deadline::expire` (where that runs): account the
-/// tick if one is due, and set the timer for the next event. True if a tick was due.
-pub fn on_interrupt(cpu: &PerCpu) -> bool {
+/// tick if one is due, and set the timer for the next event (`more_due`: expire stopped at its
+/// batch with deadlines left, so at once). True if a tick was due.
+pub fn on_interrupt(cpu: &PerCpu, more_due: bool) -> bool {
     let h = cpu.hart;
     let now = super::cpu::time();
     let tick = now >= TIMERS[h].next_tick.load(Ordering::Relaxed);
@@ -131,7 +132,16 @@ pub fn on_interrupt(cpu: &PerCpu) -> bool {
     // a tick that may be off.
     let earliest = TIMERS[h].earliest.load(Ordering::Relaxed);
     let retry = now + TICK_INTERVAL.load(Ordering::Relaxed) / 20;
-    program(h, next_tick.min(if earliest > now { earliest } else { retry }));
+    program(
+        h,
+        next_tick.min(if more_due {
+            now
+        } else if earliest > now {
+            earliest
+        } else {
+            retry
+        }),
+    );
     tick
 }
 

@@ -53,27 +53,37 @@ fn ok(w0: usize, n: usize) -> Outcome {
     Outcome::Done(0, w, n)
 }
 
-/// Debug output requests.
-fn put_string(args: &[usize]) -> Outcome {
-    let Some((&count, words)) = args.split_first() else { return error(Error::Truncated) };
-    let mut bytes = [0u8; 16];
-    let n = count.min(bytes.len()).min(words.len() * 8);
-    for (i, b) in bytes[..n].iter_mut().enumerate() {
-        *b = (words[i / 8] >> (8 * (i % 8))) as u8;
+/// Console output requests (`abi::asys::OP_PUT_*`): the Console cap's cptr first, then the
+/// byte, or the count and the bytes; the reply's word 0 is how many the console ring took.
+fn put_output(t: &Tcb, lbl: u32, args: &[usize]) -> Outcome {
+    let Some((&cptr, rest)) = args.split_first() else { return error(Error::Truncated) };
+    match tcb::lookup_cap(t, cptr) {
+        Ok((Cap::Console, _)) => {}
+        Ok(_) => return error(Error::InvalidCapability(0)),
+        Err(f) => return error(Error::FailedLookup(f)),
     }
-    crate::console::put_bytes(&bytes[..n]);
-    ok(n, 1)
+    let mut bytes = [0u8; abi::console::PUT_STRING_MAX];
+    let n = match (lbl, rest) {
+        (asys::OP_PUT_CHAR, [c, ..]) => {
+            bytes[0] = *c as u8;
+            1
+        }
+        (asys::OP_PUT_STRING, [count, words @ ..]) => {
+            let n = (*count).min(bytes.len()).min(words.len() * 8);
+            for (i, b) in bytes[..n].iter_mut().enumerate() {
+                *b = (words[i / 8] >> (8 * (i % 8))) as u8;
+            }
+            n
+        }
+        _ => return error(Error::Truncated),
+    };
+    ok(crate::console::put_user(&bytes[..n]), 1)
 }
 
 /// Run one request of `t` with `args` (already length-checked).
 fn run(t: &mut Tcb, lbl: u32, args: &[usize]) -> Outcome {
     match lbl {
-        asys::OP_PUT_CHAR => {
-            let Some(&c) = args.first() else { return error(Error::Truncated) };
-            crate::console::put_byte(c as u8);
-            return ok(0, 0);
-        }
-        asys::OP_PUT_STRING => return put_string(args),
+        asys::OP_PUT_CHAR | asys::OP_PUT_STRING => return put_output(t, lbl, args),
         _ => {}
     }
     if args.len() < asys::ARG_FIRST_CAP {
@@ -96,6 +106,7 @@ fn run(t: &mut Tcb, lbl: u32, args: &[usize]) -> Outcome {
         return Outcome::Done(asys::NOT_ASYNC, [0; PAYLOAD_WORDS], 0);
     }
     let mrs_in = &args[first_mr..];
+    t.call_key = crate::object::endpoint::ASYNC_KEY | t.requests_run;
     mrs::begin(t, mrs_in);
     let r = Msg::with_caps(t, lbl as usize, mrs_in.len(), &args[asys::ARG_FIRST_CAP..first_mr])
         .and_then(|m| crate::syscall::invoke(t, cap, slot, &m));
@@ -233,6 +244,7 @@ fn drain_chunk(t: &mut Tcb, max: usize) -> (usize, Drained) {
         }
         held[n].write(Item { id: first.id, label: code, len: len as u32, payload });
         n += 1;
+        t.requests_run += 1;
         stats::count(stat::ASYS_REQUESTS);
         if !crate::preempt::charge(1) {
             break Drained::More;

@@ -130,7 +130,7 @@ pub fn invoke(me: &mut Tcb, service: Cap, m: &Msg) -> InvResult {
             match cap_at(s) {
                 Cap::Endpoint { obj, badge, rights } if rights == Rights::ALL => {
                     if badge != 0 {
-                        super::endpoint::cancel_badged_sends(obj, badge);
+                        super::endpoint::cancel_badged_sends(me, obj, badge)?;
                     }
                     Ok(0)
                 }

@@ -184,25 +184,72 @@ pub fn restart_waiters(pa: u64, budgeted: bool) -> Result<(), caps::Error> {
     Ok(())
 }
 
-/// CNode_CancelBadgedSends: senders with `badge` restart their send.
-pub fn cancel_badged_sends(pa: u64, badge: u64) {
-    let ep = at::<Endpoint>(pa);
-    if ep.state != EpState::Send {
-        return;
+/// A thread's part in CNode_CancelBadgedSends (in its TCB).
+#[derive(Clone, Copy, Default)]
+pub struct Cancel {
+    /// The pass this thread runs, while preempted: endpoint, badge, the key its restart will
+    /// have, its stamp.
+    pass: Option<(u64, u64, u64, u64)>,
+    /// The stamp of the last pass that looked at this thread on a send queue.
+    seen: u64,
+}
+
+/// `Tcb::call_key` of an async request (the count of the thread's requests below it).
+pub const ASYNC_KEY: u64 = 1 << 63;
+
+/// The key the restart of the invocation keyed `key` will have: a sync call's is the thread's
+/// next entry; an async request keeps its key until it is answered.
+pub fn next_key(key: u64) -> u64 {
+    if key & ASYNC_KEY != 0 {
+        key
+    } else {
+        key + 1
     }
-    let mut p = ep.head;
-    while !p.is_null() {
-        // SAFETY: queued TCBs are live.
-        let t = unsafe { &mut *p };
-        p = t.ep_next;
+}
+
+/// Stamps of cancel passes (kernel lock held): each pass has its own.
+static PASSES: crate::kcell::KCell<u64> = crate::kcell::KCell::new(0);
+
+fn new_pass() -> u64 {
+    // SAFETY: under the kernel lock.
+    let n = unsafe { PASSES.get() };
+    *n += 1;
+    *n
+}
+
+/// CNode_CancelBadgedSends by `me`: the senders with `badge` queued when the pass began
+/// restart their send; the others keep their order. Preemptible: a budget unit per sender
+/// looked at. A sender looked at is stamped with the pass and goes to the tail (it is taken
+/// off, if it matches), so the senders not yet looked at are always at the head: a restarted
+/// call (`me.call_key` is what its preempted run expected) goes on from there, and the pass
+/// ends when its own stamp comes round to the head. Senders that queue meanwhile may or may
+/// not be looked at; a pass preempted for good (the thread moved elsewhere) leaves its senders
+/// rotated, nothing else.
+pub fn cancel_badged_sends(me: &mut Tcb, pa: u64, badge: u64) -> Result<(), caps::Error> {
+    let ep = at::<Endpoint>(pa);
+    let pass = match me.cancel.pass.take() {
+        Some((p, b, key, stamp)) if p == pa && b == badge && key == me.call_key => stamp,
+        _ => new_pass(),
+    };
+    while ep.state == EpState::Send {
+        // SAFETY: a send queue is not empty, and its TCBs are live.
+        if unsafe { (*ep.head).cancel.seen } == pass {
+            break;
+        }
+        if !crate::preempt::charge(1) {
+            me.cancel.pass = Some((pa, badge, next_key(me.call_key), pass));
+            return Err(caps::Error::Preempted);
+        }
+        let t = pop(ep);
+        t.cancel.seen = pass;
         if t.send_badge == badge {
-            unlink(&mut ep.head, &mut ep.tail, t);
             t.blocked_on = 0;
             t.state = State::Inactive;
             tcb::restart(t);
+        } else {
+            enqueue(&mut ep.head, &mut ep.tail, t);
+            ep.state = EpState::Send;
         }
     }
-    if ep.head.is_null() {
-        ep.state = EpState::Idle;
-    }
+    Ok(())
 }

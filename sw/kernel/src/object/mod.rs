@@ -116,7 +116,8 @@ pub fn finalise(cap: Cap) {
             | Cap::IrqControl
             | Cap::AsidControl
             | Cap::DebugControl
-            | Cap::UintrControl => {}
+            | Cap::UintrControl
+            | Cap::Console => {}
         }
     }
 }

@@ -126,6 +126,15 @@ pub struct Tcb {
     pub deadline: crate::deadline::Armed,
     /// Its async-syscall handler (crate::asyscall).
     pub asys: crate::asyscall::Handler,
+    /// Which invocation runs now: a restarted one (preempted, `Error::Preempted`) has the key
+    /// the kernel expects for it (`endpoint::next_key`). Sync calls: the entry count; async
+    /// requests: `ASYNC_KEY` with the count of requests run.
+    pub call_key: u64,
+    /// Async requests of this thread run to an answer (it keys them).
+    pub requests_run: u64,
+    /// CNode_CancelBadgedSends: its pass in progress, and the last pass that looked at this
+    /// thread as a queued sender (`endpoint::cancel_badged_sends`).
+    pub cancel: crate::object::endpoint::Cancel,
     /// Its F/D registers while no hart holds them (crate::fpu).
     pub fpu: crate::fpu::ThreadFpu,
 }
@@ -196,6 +205,9 @@ pub fn create(pa: u64, hart: usize) {
         entries: 0,
         deadline: Default::default(),
         asys: Default::default(),
+        call_key: 0,
+        requests_run: 0,
+        cancel: Default::default(),
     });
     let t = at::<Tcb>(pa);
     // SAFETY: ALL is only touched under the kernel lock.
@@ -218,6 +230,13 @@ pub fn for_each(mut f: impl FnMut(&Tcb)) {
         f(t);
         p = t.dbg_next;
     }
+}
+
+/// `p` is a live TCB (the consistency checker, before it follows a link; linear in the TCBs).
+pub fn is_live(p: *const Tcb) -> bool {
+    let mut live = false;
+    for_each(|t| live |= core::ptr::eq(t, p));
+    live
 }
 
 /// Stop the thread wherever it is: off every queue, its IPC cancelled, not current anywhere.

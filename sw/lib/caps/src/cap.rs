@@ -109,6 +109,9 @@ pub enum Cap {
         can_grant: bool,
         tcb: u64,
     },
+    /// The authority to print on the kernel console (`abi::console`). Created once at boot
+    /// for the root task; copies are its children, so revoking the original takes them back.
+    Console,
 }
 
 /// `PageTable.mapped` address of a VSpace root.
@@ -138,6 +141,8 @@ impl Cap {
             Cap::IrqHandler { irq } => (9, irq as u64),
             Cap::AsidPool { base, .. } => (10, base),
             Cap::SenderTable { base } => (abi::object::UINTR_SENDER_TABLE as u8, base),
+            // One console: every copy names it, so copies descend from the root task's.
+            Cap::Console => (abi::object::CONSOLE as u8, 0),
         })
     }
 

@@ -258,3 +258,18 @@ fn revoke_stops_when_asked_and_resumes() {
     assert_eq!((n, more), (3, false));
     assert!(!cdt::has_children(&s, slot(1)));
 }
+
+#[test]
+fn console_copies_descend_from_the_original() {
+    let mut s = HostSlots::default();
+    s.set(slot(1), Slot { cap: Cap::Console, mdb: Mdb { revocable: true, first_badged: true, ..Mdb::default() } });
+    let c = cdt::derive(&s, slot(1)).unwrap();
+    assert_eq!(c, Cap::Console, "the console cap can be copied");
+    cdt::insert(&mut s, slot(1), slot(2), c).unwrap();
+    let c2 = cdt::derive(&s, slot(2)).unwrap();
+    cdt::insert(&mut s, slot(2), slot(3), c2).unwrap();
+    assert!(cdt::is_parent_of(&s.get(slot(1)), &s.get(slot(2))), "a copy is the original's child");
+    assert!(!cdt::is_parent_of(&s.get(slot(2)), &s.get(slot(3))), "a copy's copy is its sibling");
+    assert!(cdt::has_children(&s, slot(1)));
+    assert!(!cdt::is_final(&s, slot(2)), "copies name one console");
+}

@@ -15,6 +15,8 @@ const FCR_ENABLE_CLEAR: u8 = 0x07;
 const MCR_DTR_RTS: u8 = 0x03;
 const LSR_DATA_READY: u8 = 0x01;
 const LSR_THR_EMPTY: u8 = 0x20;
+/// The transmit FIFO of a 16550 (FIFOs on, as `init` sets them).
+pub const FIFO_DEPTH: usize = 16;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ns16550 {
@@ -86,6 +88,20 @@ impl Ns16550 {
         self.write(RBR_THR_DLL, byte);
     }
 
+    /// Hand the transmitter what it takes without waiting: nothing while it is still sending,
+    /// else up to [`FIFO_DEPTH`] bytes (THR empty means the whole FIFO is free). Returns how
+    /// many of `bytes` it wrote; bytes go out as given (no CRLF translation).
+    pub fn try_write(&self, bytes: &[u8]) -> usize {
+        if self.read(LSR) & LSR_THR_EMPTY == 0 {
+            return 0;
+        }
+        let n = bytes.len().min(FIFO_DEPTH);
+        for &b in &bytes[..n] {
+            self.write(RBR_THR_DLL, b);
+        }
+        n
+    }
+
     pub fn getc(&self) -> Option<u8> {
         (self.read(LSR) & LSR_DATA_READY != 0).then(|| self.read(RBR_THR_DLL))
     }
@@ -133,6 +149,11 @@ mod tests {
         assert_eq!(reg(FCR), FCR_ENABLE_CLEAR as u32);
         uart.putc(b'x');
         assert_eq!(reg(RBR_THR_DLL), b'x' as u32);
+        assert_eq!(uart.try_write(&[b'y'; 40]), FIFO_DEPTH, "a free FIFO takes 16");
+        set(LSR, 0);
+        assert_eq!(uart.try_write(b"z"), 0, "a busy transmitter takes nothing, no wait");
+        assert_eq!(reg(RBR_THR_DLL), b'y' as u32);
+        set(LSR, LSR_THR_EMPTY as u32);
         assert_eq!(uart.getc(), None);
         set(LSR, (LSR_THR_EMPTY | LSR_DATA_READY) as u32);
         set(RBR_THR_DLL, b'k' as u32);

@@ -47,13 +47,13 @@ impl<T> Op<T> {
     }
 }
 
-fn unit(_: Reply) {}
-
-/// Debug output of up to 16 bytes; resolves to how many were written.
+/// Console output of up to 16 bytes with this process's Console cap (`debug::console`);
+/// resolves to how many the kernel's console ring took (0 when it is full).
 pub fn put_string(bytes: &[u8]) -> Op<usize> {
-    Op { call: call(Request::put_string(bytes)), map: |r| r.mr(0) }
+    Op { call: call(Request::put_string(crate::debug::console(), bytes)), map: |r| r.mr(0) }
 }
 
-pub fn put_char(c: u8) -> Op<()> {
-    Op { call: call(Request::put_char(c)), map: unit }
+/// One byte, as `put_string`: resolves to 1 if the ring took it, 0 if it is full.
+pub fn put_char(c: u8) -> Op<usize> {
+    Op { call: call(Request::put_char(crate::debug::console(), c)), map: |r| r.mr(0) }
 }

@@ -2,6 +2,7 @@
 //! two; and its reply turned back into the sync API's result.
 use crate::invoke::{self, Error, Reply};
 use abi::asys::{ARG_FIRST_CAP, FIRST_ITEM_ARGS, MAX_ARGS, OP_PUT_CHAR, OP_PUT_STRING};
+use abi::console::PUT_STRING_MAX;
 use abi::ipc::MSG_REGISTERS;
 use abi::MessageInfo;
 use aring::{Item, PAYLOAD_WORDS};
@@ -30,19 +31,24 @@ impl Request {
         Some(r)
     }
 
-    pub fn put_char(c: u8) -> Request {
-        let mut r = Request { label: OP_PUT_CHAR, len: 1, args: [0; MAX_ARGS] };
-        r.args[0] = c as u64;
+    /// One byte, printed with the Console cap `console` (the reply says whether the console
+    /// ring took it: word 0 = 1, or 0 when it is full).
+    pub fn put_char(console: usize, c: u8) -> Request {
+        let mut r = Request { label: OP_PUT_CHAR, len: 2, args: [0; MAX_ARGS] };
+        r.args[0] = console as u64;
+        r.args[1] = c as u64;
         r
     }
 
-    /// Up to 16 bytes (the kernel writes at most that many per request; the reply says how many).
-    pub fn put_string(bytes: &[u8]) -> Request {
-        let n = bytes.len().min(16);
-        let mut r = Request { label: OP_PUT_STRING, len: 1 + n.div_ceil(8), args: [0; MAX_ARGS] };
-        r.args[0] = n as u64;
+    /// Up to 16 bytes with the Console cap `console` (the reply's word 0 says how many the
+    /// console ring took: fewer, down to 0, when it is full).
+    pub fn put_string(console: usize, bytes: &[u8]) -> Request {
+        let n = bytes.len().min(PUT_STRING_MAX);
+        let mut r = Request { label: OP_PUT_STRING, len: 2 + n.div_ceil(8), args: [0; MAX_ARGS] };
+        r.args[0] = console as u64;
+        r.args[1] = n as u64;
         for (i, b) in bytes[..n].iter().enumerate() {
-            r.args[1 + i / 8] |= (*b as u64) << (8 * (i % 8));
+            r.args[2 + i / 8] |= (*b as u64) << (8 * (i % 8));
         }
         r
     }
@@ -61,16 +67,25 @@ impl Request {
         let a: [usize; MAX_ARGS] = core::array::from_fn(|i| self.args[i] as usize);
         let args = &a[..self.len.min(MAX_ARGS)];
         let ok = |n: usize, v: usize| Ok(Reply { info: MessageInfo::new(0, 0, 0, n), regs: [v, 0, 0, 0] });
+        // The kernel's answer without the Console cap, as the async path gives it.
+        let no_cap = Error { code: abi::error::INVALID_CAPABILITY, mrs: [0; MSG_REGISTERS] };
         match self.label {
-            OP_PUT_CHAR => {
-                crate::syscall::debug_put_char(a[0] as u8);
-                ok(0, 0)
-            }
+            OP_PUT_CHAR => match crate::syscall::debug_put_char(a[0], a[1] as u8) {
+                usize::MAX => Err(no_cap),
+                n => ok(1, n),
+            },
             OP_PUT_STRING => {
-                let n = a[0].min(16).min(self.len.saturating_sub(1) * 8);
-                let bytes: [u8; 16] = core::array::from_fn(|i| (a[1 + i / 8] >> (8 * (i % 8))) as u8);
-                crate::debug::put_string(&bytes[..n]);
-                ok(1, n)
+                let n = a[1].min(PUT_STRING_MAX).min(self.len.saturating_sub(2) * 8);
+                let bytes: [u8; PUT_STRING_MAX] = core::array::from_fn(|i| (a[2 + i / 8] >> (8 * (i % 8))) as u8);
+                let mut taken = 0;
+                for &b in &bytes[..n] {
+                    match crate::syscall::debug_put_char(a[0], b) {
+                        usize::MAX => return Err(no_cap),
+                        0 => break,
+                        _ => taken += 1,
+                    }
+                }
+                ok(1, taken)
             }
             _ => {
                 let ncaps = a[1];
@@ -156,11 +171,11 @@ mod tests {
 
     #[test]
     fn strings_pack_little_endian() {
-        let r = Request::put_string(b"hello, async world!");
-        assert_eq!(r.len, 3);
-        assert_eq!(r.args[0], 16);
-        assert_eq!(r.args[1].to_le_bytes(), *b"hello, a");
-        assert_eq!(r.args[2].to_le_bytes(), *b"sync wor");
+        let r = Request::put_string(14, b"hello, async world!");
+        assert_eq!(r.len, 4);
+        assert_eq!((r.args[0], r.args[1]), (14, 16));
+        assert_eq!(r.args[2].to_le_bytes(), *b"hello, a");
+        assert_eq!(r.args[3].to_le_bytes(), *b"sync wor");
     }
 
     #[test]

@@ -24,7 +24,7 @@ pub use modules::{
 use crate::invoke::{cnode_cap_data, rights, vm_attr};
 use crate::tcb::UserContext;
 use crate::{cnode, tcb, untyped, vspace};
-use abi::bootinfo::process::{ProcessInfo, CNODE, FIRST_GIVEN, MAGIC};
+use abi::bootinfo::process::{ProcessInfo, CNODE, CONSOLE, FIRST_GIVEN, MAGIC};
 use abi::bootinfo::SlotRegion;
 use abi::{error, layout, object};
 use elf::{Elf, ElfError, Segment, PF_W, PF_X};
@@ -208,6 +208,9 @@ fn build(elf: &Elf, spec: &Spec, res: &Resources) -> Result<Process, Error> {
     let guard = cnode_cap_data(0, DEPTH - spec.cnode_bits);
     let (cn_depth, all) = (spec.cnode_bits, rights::ALL);
     b.kernel(cnode::mint(cn, CNODE, cn_depth, res.cnode, cn, DEPTH, all, guard), "CNode_Mint (own CNode)")?;
+    // A copy of the caller's Console cap, so the process can print; a caller without one
+    // starts it without (its output is refused).
+    let _ = cnode::copy(cn, CONSOLE, cn_depth, res.cnode, crate::debug::console(), DEPTH, all);
     for (i, g) in spec.caps.iter().enumerate() {
         let dest = FIRST_GIVEN + i;
         let r = if g.badge != 0 {
