@@ -34,8 +34,9 @@
 #   make bench-mem  the memory-allocator server (sync and async, placements one-hart, two-harts,
 #                   dedicated-handler-hart, 2..512 coroutines, sw/apps/mem-server) on the 4-hart RTL,
 #                   one bounded simulation per point (hours; SHORT=1: 5 x 3 points;
-#                   BENCH_MEM_RUNS=async-one-hart BENCH_MEM_CONC=64: one; TARGET=qemu):
-#                   build/bench/mem.csv, mem.md and plots
+#                   BENCH_MEM_RUNS=async-one-hart BENCH_MEM_CONC=64: one; TARGET=qemu;
+#                   PROFILE=1: each point's window profiled on every hart):
+#                   build/bench/mem.csv, mem.md, mem.jsonl and plots
 #   make sim-uintr  the user-interrupt tests and benchmarks on the 4-hart RTL (the suite's
 #                   rtl-subset build; prints the latencies next to the kernel-forwarded baseline)
 #   make constants  the shared constants in every language (build/gen/)
@@ -550,14 +551,21 @@ MEM_BENCH_ALL_IMAGE := $(BUILD)/sw/image-mem-bench-all.bin
 mem_client = MEM_PHASES=$(1) MEM_CONC=$(2) $(3) CARGO_TARGET_DIR=$(BUILD)/cargo-bench \
   $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p mem-server && \
   cp $(BUILD)/cargo-bench/$(RUST_TARGET)/release/mem-client $(4) && $(call mem_image,$(4),$(5))
+# PROFILE=1 also profiles each point's measured window on every hart (build/bench/mem-rtl-*.prof,
+# the ELFs it ran beside it in ...-elf/; read with scripts/profile.py --categories
+# scripts/profile-mem.toml). The records name the tree the images were built from.
+mem_elfs = mkdir -p $(2) && cp $(BUILD)/sw/{firmware,kernel,mem-bench-root,mem-server}.elf $(2)/ && cp $(1) $(2)/mem-client.elf
+MEM_REVISION := $(shell git rev-parse --short HEAD)$(if $(shell git status --porcelain --untracked-files=no),-dirty,)
 RTL_LOCK ?=
 bench-mem: sw
 	$(if $(filter qemu,$(TARGET)),$(call mem_client,$(BENCH_MEM_ALL),$(BENCH_MEM_CONC),,$(BUILD)/sw/mem-client-all.elf,$(MEM_BENCH_ALL_IMAGE)),\
 	for p in $(BENCH_MEM_RUNS); do for c in $(subst $(COMMA), ,$(BENCH_MEM_CONC)); do n=$$(echo $$p | tr , +); \
 	  $(call mem_client,$$p,$$c,,$(BUILD)/sw/mem-client-$$n-c$$c.elf,$(BUILD)/sw/image-mem-bench-$$n-c$$c.bin) \
-	  || exit 1; done; done)
+	  || exit 1; $(if $(PROFILE),$(call mem_elfs,$(BUILD)/sw/mem-client-$$n-c$$c.elf,$(BUILD)/bench/mem-rtl-image-mem-bench-$$n-c$$c-elf);,) \
+	  done; done)
 	$(if $(filter qemu,$(TARGET)),,$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=)
 	python3 scripts/mem_bench.py --out $(BUILD)/bench --target $(TARGET) $(if $(RTL_LOCK),--lock $(RTL_LOCK),) \
+	  --revision $(MEM_REVISION) $(if $(PROFILE),--profile,) \
 	  $(if $(filter qemu,$(TARGET)),--images $(MEM_BENCH_ALL_IMAGE),--gather \
 	  --images $(foreach p,$(BENCH_MEM_RUNS),$(foreach c,$(subst $(COMMA), ,$(BENCH_MEM_CONC)),$(call mem_point,$(p),$(c)))) \
 	  --sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=))

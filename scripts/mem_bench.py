@@ -10,11 +10,15 @@ server's kernel handler on one hart), two-harts (client and server on two, the h
 those), dedicated-handler-hart (client and server on two, the handler only on the others).
 
   mem_bench.py --images IMG... --out build/bench --target rtl --sim SIM [--lock FILE] [--gather]
+               [--profile] [--revision REV]
   mem_bench.py --images build/sw/image-mem-bench.bin --out build/bench --target qemu
   mem_bench.py --parse LOG... --out build/bench       (tables and plots from earlier logs)
 
 An RTL image named ...-cN.bin is one point at concurrency N: its cycle budget is start-up plus
-that point's pairs at a generous cost each (`point_cycles`). --gather tabulates every
+that point's pairs at a generous cost each (`point_cycles`). --profile also profiles the
+point's measured window on every hart (region 60 sync, 61 async: +profile-region-any) into
+OUT/mem-rtl-IMAGE.prof. --revision names the commit the images were built from (the records'
+`revision`; default: the tree's HEAD when the script writes them). --gather tabulates every
 mem-TARGET-*.log in OUT (earlier calls' points too), so points run one per call add up.
 
 Exit status 0 only if every run ended with the verdict "ok".
@@ -186,10 +190,9 @@ def when(log):
     return t.strftime("%Y-%m-%dT%H:%MZ")
 
 
-def write_jsonl(rows, path, target):
-    """One record per point (bench/results/mem.jsonl takes these lines); the revision is the
-    tree's now (a gathered log of another revision is not told apart)."""
-    rev = revision()
+def write_jsonl(rows, path, target, rev):
+    """One record per point (bench/results/mem.jsonl takes these lines); `rev` is the images'
+    (a gathered log of another revision is not told apart)."""
     with open(path, "w") as f:
         for r in rows:
             f.write(json.dumps({
@@ -243,6 +246,13 @@ def plot(rows, out_dir, target):
     return written
 
 
+def profile_args(image, log):
+    """The simulator's arguments that profile one point's measured window on every hart: the
+    client's region 60 (sync phases) or 61 (async), sw/apps/mem-server/src/bin/client.rs."""
+    region = 60 if "-sync-" in os.path.basename(image) else 61
+    return [f"+profile={log.removesuffix('.log')}.prof", f"+profile-region={region}", "+profile-region-any"]
+
+
 def main():
     need_matplotlib("bench-mem")
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -253,6 +263,9 @@ def main():
     ap.add_argument("--lock", help="run each simulation under flock on this file (a shared machine's RTL lock)")
     ap.add_argument("--max-cycles", type=int, default=MAX_CYCLES, help="per image")
     ap.add_argument("--parse", nargs="+", metavar="LOG", help="skip the runs: use these console logs")
+    ap.add_argument("--profile", action="store_true",
+                    help="profile each point's measured window on every hart (OUT/mem-rtl-IMAGE.prof)")
+    ap.add_argument("--revision", help="the commit the images were built from (default: HEAD now)")
     ap.add_argument("--gather", action="store_true",
                     help="tabulate every mem-TARGET-*.log in OUT (the newest result of each point)")
     args = ap.parse_args()
@@ -272,6 +285,8 @@ def main():
                 cycles = point_cycles(image) or args.max_cycles
                 cmd = (["flock", args.lock] if args.lock else []) + \
                       ["nice", "-n", "5", args.sim, f"+image={image}", f"+max-cycles={cycles}"]
+                if args.profile:
+                    cmd += profile_args(image, log)
                 # Waiting for the lock counts too: another hour for that.
                 timeout = cycles / SIM_MIN_HZ + (3600 if args.lock else 0)
             else:
@@ -297,7 +312,7 @@ def main():
     jsonl_path = os.path.join(args.out, "mem.jsonl")
     write_csv(rows, csv_path)
     write_table(rows, md_path, target)
-    write_jsonl(rows, jsonl_path, target)
+    write_jsonl(rows, jsonl_path, target, args.revision or revision())
     pngs = plot(rows, args.out, target)
     print(open(md_path).read())
     print(f"[bench-mem] {len(rows)} points: {csv_path}, {md_path}, {jsonl_path}, {', '.join(pngs)}")

@@ -405,7 +405,34 @@ pub fn shootdown(asid: Option<u16>) {
     if crate::asyscall::tlb::defer(asid) {
         return;
     }
-    kick_others(|h| asid.is_none_or(|a| percpu::of(h).active_asid.load(Ordering::Relaxed) == a as usize));
+    match asid.filter(|&a| crate::object::asid::vspace_of(a).is_some()) {
+        // The space lives on: the harts running it drop their translations in M-mode (a remote
+        // sfence.vma), without a kernel entry there or a wait for our lock afterwards.
+        Some(a) => fence_others(|h| percpu::of(h).active_asid.load(Ordering::Relaxed) == a as usize),
+        // The space itself went: an sfence.vma would leave such a hart's satp on the freed
+        // root; only a kick (a kernel entry, which then runs its current space) takes it off.
+        None => kick_others(|h| asid.is_none_or(|a| percpu::of(h).active_asid.load(Ordering::Relaxed) == a as usize)),
+    }
+}
+
+/// Every other hart that `which` selects and that is in user mode drops its TLB, through
+/// SBI's remote sfence.vma (an M-mode interrupt there, not a kernel entry), which returns once
+/// they have: after this none of them holds a translation removed before the call. A hart
+/// not in user mode flushes by the TLB generation before it returns there (`mm::tlb`); one
+/// that goes there after our check does so under the lock we hold, or flushes by it too.
+/// Without RFENCE, they are kicked.
+pub fn fence_others(which: impl Fn(usize) -> bool) {
+    let me = this_hart();
+    let mut mask = 0usize;
+    for h in (0..MAX_HARTS).filter(|&h| h != me) {
+        // in_user first: its Release store follows the active_asid store in `leave`.
+        if percpu::of(h).in_user.load(Ordering::Acquire) && which(h) {
+            mask |= 1 << h;
+        }
+    }
+    if mask != 0 && !sbi_defs::call::remote_sfence_vma_all(sbi_defs::HartMask { mask, base: 0 }).is_ok() {
+        kick_others(|h| mask & (1 << h) != 0);
+    }
 }
 
 /// `kick` every other hart that `which` selects: once this returns, none of them is still in
@@ -614,9 +641,9 @@ fn leave(cpu: &percpu::PerCpu, t: &mut Tcb, alone: bool, sstatus_ok: bool, same_
         arch::trap::enter_user_on(cpu, &mut t.ctx, sstatus_ok)
     }
     // The thread that trapped goes on (`run_current`: a Signal, or a Wait that found its word
-    // set). In user mode with `asid` from here for every other hart: a shootdown or a stall
-    // after the release kicks this hart (it traps back right after its `sret`), one before it
-    // moved the flush generation `switch_space` reads. What is left is this hart's own (its
+    // set). In user mode with `asid` from here for every other hart: a shootdown after the
+    // release fences this hart (M-mode, whenever it comes) and a stall kicks it (it traps back
+    // right after its `sret`); one before it moved the flush generation `switch_space` reads. What is left is this hart's own (its
     // TLB's freshness, instruction fetch, its timer), done without the lock: a notification's
     // partner on another hart waits for every cycle of the hold.
     cpu.active_asid.store(asid, Ordering::Relaxed);

@@ -164,7 +164,11 @@ fn send(me: &mut Tcb, blocking: bool, call: bool, looked: Option<(Cap, SlotRef)>
         _ => {
             let info = MessageInfo::from_word(me.ctx.regs[A1]);
             me.call_key = me.entries;
-            let r = Msg::decode(me, info).and_then(|m| invoke(me, cap, slot, &m));
+            // A match, not `and_then`: the closure would take (copy) the whole Msg.
+            let r = match Msg::decode(me, info) {
+                Ok(m) => invoke(me, cap, slot, &m),
+                Err(e) => Err(e),
+            };
             if r == Err(caps::Error::Preempted) {
                 // Out of budget at a consistent point: the thread re-executes its ecall.
                 me.ctx.sepc = me.restart_pc;

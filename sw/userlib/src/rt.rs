@@ -23,11 +23,16 @@ macro_rules! entry {
 
 /// What every program sets up before its `main`: the Console cap it prints with is the root
 /// task's `init_cap::CONSOLE`, or for a process started by `process` (its info page carries
-/// `bootinfo::process::MAGIC`) `bootinfo::process::CONSOLE`.
+/// `bootinfo::process::MAGIC`) `bootinfo::process::CONSOLE`. Programs also enter threads of
+/// their own at `_start` with other a0 values (a number, say): only the info page's address
+/// is read, and nothing changes for any other a0.
 pub extern "C" fn init(info: usize) {
     use abi::bootinfo::process;
-    // SAFETY: the kernel or the process loader maps the page a0 points to, read-only.
-    if info != 0 && unsafe { core::ptr::read_volatile(info as *const usize) } == process::MAGIC {
+    if info != abi::layout::ROOT_BOOTINFO {
+        return;
+    }
+    // SAFETY: the kernel (root task) or the process loader maps this page read-only.
+    if unsafe { core::ptr::read_volatile(info as *const usize) } == process::MAGIC {
         crate::debug::set_console(process::CONSOLE);
     }
 }

@@ -179,13 +179,15 @@ async fn open_loop_counts_what_a_slow_server_never_let_it_send() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pipeline_keeps_that_many_requests_in_flight() {
     // The server answers only once four requests are in: one at a time never gets an answer.
+    // One connection: with two, the 200 requests split between them at random, and one that
+    // ends on a part of a batch waits for answers that never come.
     let port = server(32, Fault::Batches).await;
-    let mut c = config(port, 2, 32, Stop::Requests(200));
+    let mut c = config(port, 1, 32, Stop::Requests(200));
     c.pipeline = 4;
     let r = run(c.clone()).await;
     assert_eq!((r.requests, r.errors), (200, 0));
     c.pipeline = 1;
     c.timeout = Duration::from_millis(300);
     let r = run(c).await;
-    assert_eq!((r.requests, r.errors), (0, 2));
+    assert_eq!((r.requests, r.errors), (0, 1));
 }

@@ -183,6 +183,7 @@ mod rt {
         ("console_needs_the_cap", crate::t_console::needs_the_cap),
         ("console_flood_outside_lock", crate::t_console::flood_outside_lock),
         ("console_full_ring", crate::t_console::full_ring),
+        ("stale_translation_reuse_sync", crate::t_asys::stale_translation_reuse_sync),
         ("timer_deadline_abi", crate::t_timer::deadline_abi),
         ("timer_sleep_wakes_in_order", crate::t_timer::sleep_wakes_in_order),
         ("timer_timeout", crate::t_timer::timeout),
@@ -210,9 +211,9 @@ mod rt {
 
     /// The `rtl-subset` feature builds an image for the slow RTL simulation: the basic boot
     /// tests, the user-interrupt tests, one short timer test (kernel deadlines through the
-    /// UINTC), the async-batch stale-translation test (its race is real there), the console
-    /// flood (output drained outside the lock, the drain's race with appenders), the FP tests
-    /// that switch FP state across harts, the FP benchmark and the IPC
+    /// UINTC), the stale-translation tests (async batch and sync unmap: their races are real
+    /// there), the console flood (output drained outside the lock, the drain's race with
+    /// appenders), the FP tests that switch FP state across harts, the FP benchmark and the IPC
     /// benchmarks (the fastpath's same-hart round trip, the cross-hart one)
     /// only. `make bench-lock` runs the lock-hold benchmark there
     /// (about 20 M cycles of its own).
@@ -237,6 +238,7 @@ mod rt {
                     | "fpu_deleted_owner_leaks_nothing"
                     | "fpu_never_used_never_pays"
                     | "bench_fpu"
+                    | "stale_translation_reuse_sync"
             )
             || name.starts_with("stale_space_")
     }

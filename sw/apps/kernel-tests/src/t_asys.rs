@@ -77,7 +77,7 @@ fn teardown() {
     let _ = tcb::unbind_notification(ROOT_TCB);
 }
 
-pub(crate) fn with_teardown(env: &mut Env, test: fn(&mut Env) -> TResult) -> TResult {
+fn with_teardown(env: &mut Env, test: fn(&mut Env) -> TResult) -> TResult {
     let base = stat(stat::ASYS_HANDLERS);
     let r = test(env);
     teardown();
@@ -764,6 +764,64 @@ pub fn stale_translation_reuse(env: &mut Env) -> TResult {
     })
 }
 
+/// The sync path's shootdown (`sched::fence_others`: a remote sfence.vma, no kernel entry on
+/// the writer's hart): once Page_Unmap returns, a thread of our VSpace on another hart that was
+/// storing into the frame cannot store into it any more, so the frame may at once become a
+/// page table. Probed as in `stale_translation_reuse`. Its slots (a writer per attempt) go back
+/// to the suite's budget at the end.
+pub fn stale_translation_reuse_sync(env: &mut Env) -> TResult {
+    with_slots_back(env, reuse_after_sync_unmap)
+}
+
+fn reuse_after_sync_unmap(env: &mut Env) -> TResult {
+    let other = env.need_other_hart()?;
+    let ut = env.alloc(o::UNTYPED, 12)?.cptr;
+    let (f, pt) = (env.slot()?, env.slot()?);
+    let x = env.va(1);
+    let target = env.alloc(o::PAGE_4K, 0)?;
+    let probe = env.alloc_cap(o::PAGE_4K)?;
+    sset(1, (target.paddr >> 12) << 10 | FORGED_LEAF);
+    for attempt in 0..REUSE_ATTEMPTS {
+        ok!(untyped::retype(ut, o::PAGE_4K, 0, CNODE, 0, 0, f, 1));
+        env.map_frame(f, VSPACE, x, rights::READ_WRITE)?;
+        let y = env.va_region(1);
+        sset(2, 0);
+        sset(3, 0);
+        env.spawn_on(stale_writer, x, 255, other)?;
+        crate::env::wait_for(2, 2, 1_000_000)?;
+        // Unmapped while the writer stores; then the frame is a page table at once.
+        ok!(vspace::page_unmap(f));
+        ok!(cnode::revoke(CNODE, ut, ROOT_DEPTH));
+        ok!(untyped::retype(ut, o::PAGE_TABLE, 0, CNODE, 0, 0, pt, 1));
+        ok!(vspace::page_table_map(pt, VSPACE, y, 0));
+        // Give a stale translation time to show: such a writer would go on storing (over the
+        // whole page, many times) meanwhile.
+        let t = userlib::time::now();
+        while userlib::time::now().wrapping_sub(t) < env.bi.timebase_hz as u64 / 1000 {
+            core::hint::spin_loop();
+        }
+        sset(3, 1);
+        for k in (0..512).step_by(PROBE_STRIDE) {
+            let va = y + k * PAGE;
+            match vspace::page_map(probe, VSPACE, va, rights::READ_WRITE, 0) {
+                Ok(()) => ok!(vspace::page_unmap(probe)),
+                Err(err) if err.code == e::DELETE_FIRST => {
+                    env.stop_helpers();
+                    let _ = cnode::revoke(CNODE, ut, ROOT_DEPTH);
+                    return Err(crate::env::fail(format_args!(
+                        "attempt {}: entry {} of the page table made from the frame the writer stored into is valid: a store through a stale translation reached it after Page_Unmap returned",
+                        attempt, k
+                    )));
+                }
+                Err(err) => return Err(crate::env::fail(format_args!("probe map at {:#x}: {}", va, err))),
+            }
+        }
+        env.stop_helpers();
+        ok!(cnode::revoke(CNODE, ut, ROOT_DEPTH));
+    }
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------------------------
 // Where the handler may run (TCB_SetSyscallHandlerHarts) and each hart's idle time.
 
@@ -789,7 +847,7 @@ fn spaced_calls(env: &Env, frame: usize, paddr: usize, n: usize, what: &str) -> 
 
 /// Run `test` (with teardown), then delete every cap it took and give its slots back: the root
 /// CNode's free slots are a budget the whole suite shares.
-fn with_slots_back(env: &mut Env, test: fn(&mut Env) -> TResult) -> TResult {
+pub(crate) fn with_slots_back(env: &mut Env, test: fn(&mut Env) -> TResult) -> TResult {
     let first = env.slots(0)?;
     let r = with_teardown(env, test);
     let end = env.slots(0)?;

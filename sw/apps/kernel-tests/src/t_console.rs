@@ -5,7 +5,7 @@
 //! and every byte taken reaches the UART; a full ring takes fewer bytes or none, loses nothing
 //! it took, and kernel output that does not fit is counted and reported.
 use crate::env::{identify, park, sget, sset, wait_for, Env, Fail, TResult, ThreadCfg, CNODE, ROOT_DEPTH};
-use crate::t_asys::{registered_raw, with_teardown, Raw};
+use crate::t_asys::{registered_raw, with_slots_back, Raw};
 use abi::console::{KERNEL_RESERVE, PUT_STRING_MAX, RING_BYTES};
 use abi::{error as e, init_cap as ic, object as o, stat};
 use userlib::asys::Request;
@@ -38,7 +38,7 @@ fn reply_to(r: &mut Raw, q: &Request, id: u64) -> Result<(u32, u64), Fail> {
 }
 
 pub fn needs_the_cap(env: &mut Env) -> TResult {
-    with_teardown(env, |env| {
+    with_slots_back(env, |env| {
         ensure_eq!(debug::console(), ic::CONSOLE, "the root task prints with init_cap::CONSOLE");
         ensure_eq!(identify(ic::CONSOLE).unwrap_or(99), o::CONSOLE, "the root task's console cap");
         let ep = env.alloc_cap(o::ENDPOINT)?;
@@ -163,7 +163,7 @@ fn flood_batch(r: &mut Raw, first: usize, tag: Option<&[u8; 6]>) -> Result<[usiz
 /// byte taken reaches it. Prints the longest lock hold during the flood next to the same
 /// number of empty PutStrings (figures, not checks).
 pub fn flood_outside_lock(env: &mut Env) -> TResult {
-    with_teardown(env, |env| {
+    with_slots_back(env, |env| {
         let mut r = registered_raw(env)?;
         drained()?;
         let (w0, locked0) = (stat(stat::CONSOLE_WRITTEN), stat(stat::CONSOLE_WRITTEN_LOCKED));
@@ -254,14 +254,14 @@ pub fn full_ring(env: &mut Env) -> TResult {
     if userlib::bootinfo::harts(env.bi) < 2 {
         return Err(Fail::skip(format_args!("needs a second hart")));
     }
-    with_teardown(env, |env| {
+    with_slots_back(env, |env| {
         let mut r = registered_raw(env)?;
         println!("");
         drained()?;
         let (w0, d0) = (stat(stat::CONSOLE_WRITTEN), stat(stat::CONSOLE_DROPPED));
         occupy_other_harts(env)?;
         let (next, taken, first_short, before_refusal, refused) = fill(&mut r, 0)?;
-        sset(0, 1);
+        // The other harts stay busy: our own exits drain the ring (a FIFO's worth each).
         drained()?;
         let written = stat(stat::CONSOLE_WRITTEN) - w0;
         ensure!(refused > 0, "a full ring took every request");
@@ -277,7 +277,6 @@ pub fn full_ring(env: &mut Env) -> TResult {
 
         // Full again, then kernel output (the scheduler dump, a few hundred bytes a time): it
         // fills the kernel's reserve, then is dropped and counted.
-        occupy_other_harts(env)?;
         fill(&mut r, next)?;
         let mut dumps = 0;
         while stat(stat::CONSOLE_DROPPED) == d0 && dumps < 64 {

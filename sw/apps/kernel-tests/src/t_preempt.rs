@@ -326,6 +326,7 @@ extern "C" {
 pub fn cancel_badged_sends_many(env: &mut Env) -> TResult {
     const SENDERS: usize = 200;
     const A: usize = 0xa;
+    let mark = env.mark();
     let ep = env.alloc_cap(o::ENDPOINT)?;
     let a_send = env.mint(ep, rights::ALL, A)?;
     let a_cancel = env.mint(ep, rights::ALL, A)?;
@@ -384,11 +385,6 @@ pub fn cancel_badged_sends_many(env: &mut Env) -> TResult {
         faults += 1;
     }
     ensure_eq!(faults, SENDERS, "senders whose Send came back");
-    for t in tcbs {
-        ok!(cnode::delete(CNODE, t, ROOT_DEPTH));
-    }
-    for c in [a_cancel, b, ep, fault_badged, fault_ep] {
-        ok!(cnode::delete(CNODE, c, ROOT_DEPTH));
-    }
+    env.clean_to(mark)?;
     check_invariants()
 }

@@ -606,6 +606,7 @@ pub fn many_deadlines_one_hart(env: &mut Env) -> TResult {
     let hart = env.need_other_hart()?;
     let base = st(stat::DEADLINES_ARMED);
     let fired = st(stat::DEADLINES_FIRED);
+    let mark = env.mark();
     M_ARMED.store(0, SeqCst);
     M_FAILED.store(0, SeqCst);
     let mut threads = [0usize; MANY];
@@ -649,5 +650,6 @@ pub fn many_deadlines_one_hart(env: &mut Env) -> TResult {
     for &t in &threads {
         ok!(tcb::suspend(t));
     }
+    env.clean_to(mark)?;
     crate::env::check_invariants()
 }

@@ -108,8 +108,11 @@ fn run(t: &mut Tcb, lbl: u32, args: &[usize]) -> Outcome {
     let mrs_in = &args[first_mr..];
     t.call_key = crate::object::endpoint::ASYNC_KEY | t.requests_run;
     mrs::begin(t, mrs_in);
-    let r = Msg::with_caps(t, lbl as usize, mrs_in.len(), &args[asys::ARG_FIRST_CAP..first_mr])
-        .and_then(|m| crate::syscall::invoke(t, cap, slot, &m));
+    // A match, not `and_then`: the closure would take (copy) the whole Msg.
+    let r = match Msg::with_caps(t, lbl as usize, mrs_in.len(), &args[asys::ARG_FIRST_CAP..first_mr]) {
+        Ok(m) => crate::syscall::invoke(t, cap, slot, &m),
+        Err(e) => Err(e),
+    };
     let out = mrs::end();
     match r {
         Ok(n) => Outcome::Done(0, out, n.min(PAYLOAD_WORDS)),
@@ -205,12 +208,15 @@ fn drain_chunk(t: &mut Tcb, max: usize) -> (usize, Drained) {
     // Request items run so far: taken from the ring together at the end of the part.
     let mut taken = 0;
     super::tlb::begin();
+    // Checked here and after every invocation (the only thing in the loop that can take the
+    // frames away), not again before each request.
+    let alive = frames_alive(t);
     let why = loop {
+        if !alive {
+            break close(t, false);
+        }
         if n == max {
             break Drained::More;
-        }
-        if !frames_alive(t) {
-            break close(t, false);
         }
         // The cached count first: a fresh read of the thread's head is a cache miss.
         let free = t.asys.rep.as_mut().map(|r| r.free().and_then(|f| if f > n { Ok(f) } else { r.free_now() }));

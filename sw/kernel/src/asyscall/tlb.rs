@@ -1,12 +1,12 @@
 //! TLB shootdowns of a batch of async requests, done once at its end. An unmap on the sync
-//! path kicks every other hart using that address space out of user mode (an IPI, a kernel
-//! entry, the lock); a handler that unmaps a page of a client running on another hart would
-//! do that to the client on every unmap. Instead, while a batch runs, `sched::shootdown` only
+//! path fences every other hart running that address space in user mode at once
+//! (`sched::fence_others`: SBI's remote sfence.vma, an M-mode interrupt there, which returns
+//! once they have); a handler that unmaps a page of a client running on another hart would
+//! interrupt the client on every unmap. Instead, while a batch runs, `sched::shootdown` only
 //! bumps the TLB generation (harts in the kernel flush before they return to user mode) and
 //! notes the address space here; at the end of the batch, before any of its replies is
-//! published, the harts running those address spaces in user mode flush their TLBs through
-//! SBI's remote sfence.vma (an M-mode interrupt there, not a kernel entry), which returns once
-//! they have. So no completion is seen before the translations it removed are gone.
+//! published, one such fence covers every space the batch unmapped from. So no completion is
+//! seen before the translations it removed are gone.
 //!
 //! Until that flush another hart may still store through a removed translation (or walk a
 //! removed table through its page-walk cache), so the memory behind it must not be reused
@@ -83,24 +83,10 @@ fn flush(p: Pending) {
     if !p.batching || (p.n == 0 && !p.all) {
         return;
     }
-    let me = percpu::this().hart;
-    let mut mask = 0usize;
-    for h in (0..MAX_HARTS).filter(|&h| h != me) {
-        let cpu = percpu::of(h);
-        // in_user first: its Release store follows the active_asid store in `sched::run`.
-        let in_user = cpu.in_user.load(Ordering::Acquire);
-        let asid = cpu.active_asid.load(Ordering::Relaxed);
-        if in_user && (p.all || p.asids[..p.n].iter().any(|&a| a as usize == asid)) {
-            mask |= 1 << h;
-        }
-    }
-    if mask != 0 {
-        let r = sbi_defs::call::remote_sfence_vma_all(sbi_defs::HartMask { mask, base: 0 });
-        if !r.is_ok() {
-            // No RFENCE: kick them as the sync path does.
-            crate::sched::kick_others(|h| mask & (1 << h) != 0);
-        }
-    }
+    crate::sched::fence_others(|h| {
+        let asid = percpu::of(h).active_asid.load(Ordering::Relaxed);
+        p.all || p.asids[..p.n].iter().any(|&a| a as usize == asid)
+    });
 }
 
 /// Whether this hart's batch has removed translations it has not flushed yet (the consistency

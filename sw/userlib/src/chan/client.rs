@@ -4,6 +4,7 @@ use super::{bump, signal, ChanError, ChanMem, Msg, Side};
 use aring::{Consumer, Notify, Producer};
 use core::cell::UnsafeCell;
 use core::future::Future;
+use core::marker::PhantomPinned;
 use core::pin::Pin;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use core::task::{Context, Poll, Waker};
@@ -15,15 +16,29 @@ enum State {
     Waiting,
     /// The call was dropped before its reply: the slot is freed when the reply comes.
     Abandoned,
-    Done(Msg),
 }
 
+/// One outstanding call: 32 bytes, two to a cache line, so that the table of 64 calls stays a
+/// small part of L1. The reply itself goes straight into the waiting call's future (which its
+/// task's poll reads next anyway) and the entry is freed at once, so the call's last poll
+/// touches nothing but its own future.
 struct Entry {
     /// Bumped on every reuse, so a late or forged reply for an earlier call of this slot does
     /// not match.
     gen: u32,
     state: State,
     waker: Option<Waker>,
+    /// Where the reply goes: the landing of the pinned [`Call`] that sent the request (valid
+    /// while the state is Waiting: the call's drop moves it on first).
+    out: *mut Landing,
+}
+
+/// Where a call's reply lands: in the call itself.
+struct Landing {
+    /// The request, then the reply.
+    msg: Msg,
+    /// The reply is in `msg` (and the call's table entry already free).
+    done: bool,
 }
 
 /// Coroutines that found every table slot taken wait here (beyond that they yield).
@@ -76,7 +91,7 @@ impl<const N: usize> Client<N> {
                 req: None,
                 rep: None,
                 to_server: 0,
-                entries: [const { Entry { gen: 0, state: State::Free, waker: None } }; N],
+                entries: [const { Entry { gen: 0, state: State::Free, waker: None, out: core::ptr::null_mut() } }; N],
                 free: [0; N],
                 nfree: 0,
                 fresh: 0,
@@ -113,7 +128,7 @@ impl<const N: usize> Client<N> {
     /// discarded when it comes).
     #[inline]
     pub fn call(&'static self, msg: Msg) -> Call<N> {
-        Call { c: self, msg, slot: None }
+        Call { c: self, landing: Landing { msg, done: false }, slot: None, _pinned: PhantomPinned }
     }
 
     /// Whether the server has announced that it sleeps (a call now would signal it). A
@@ -198,7 +213,8 @@ impl<const N: usize> Inner<N> {
     }
 
     /// A reply for `id`: it must name a slot of ours with a call outstanding, and carry a valid
-    /// length (None otherwise). Some(true) if it woke the call's coroutine.
+    /// length (None otherwise). Some(true) if it woke the call's coroutine. The reply goes
+    /// straight into the call's future, and its task to the executor's local run list.
     fn deliver(&mut self, id: u64, msg: Option<Msg>) -> Option<bool> {
         let (slot, gen) = ((id & 0xffff_ffff) as usize, (id >> 32) as u32);
         let e = self.entries.get_mut(slot)?;
@@ -208,19 +224,22 @@ impl<const N: usize> Inner<N> {
         }
         match e.state {
             State::Waiting => {
-                e.state = State::Done(msg);
+                // SAFETY: Waiting means the call that set `out` is alive and pinned (its drop
+                // leaves Waiting before its memory can go), and no reference to its landing is
+                // live: this runs on the owning thread, from the park hook or from another
+                // call's poll (a call's own poll reaches here only before it reads its landing).
+                unsafe { *e.out = Landing { msg, done: true } };
                 let w = e.waker.take();
-                let woke = w.is_some();
-                if let Some(w) = w {
-                    w.wake();
-                }
-                Some(woke)
+                // The call needs its entry no more: free it now (it may wake a coroutine waiting
+                // for one), while its line is here.
+                let freed_woke = self.free(slot);
+                Some(w.map(wake).is_some() | freed_woke)
             }
             State::Abandoned => {
                 // Freeing the slot may wake a coroutine waiting for one.
                 Some(self.free(slot))
             }
-            State::Free | State::Done(_) => None,
+            State::Free => None,
         }
     }
 
@@ -230,14 +249,14 @@ impl<const N: usize> Inner<N> {
         let mut woke = false;
         for entry in self.entries.iter_mut() {
             if let Some(w) = entry.waker.take() {
-                w.wake();
+                wake(w);
                 woke = true;
             }
         }
         self.nwaiters = 0;
         for w in self.waiters.iter_mut() {
             if let Some(w) = w.take() {
-                w.wake();
+                wake(w);
                 woke = true;
             }
         }
@@ -268,6 +287,7 @@ impl<const N: usize> Inner<N> {
         e.state = State::Free;
         e.gen = e.gen.wrapping_add(1);
         e.waker = None;
+        e.out = core::ptr::null_mut();
         // One slot became free: let one waiting coroutine have it.
         if self.nwaiters == 0 {
             return false;
@@ -275,7 +295,7 @@ impl<const N: usize> Inner<N> {
         self.nwaiters -= 1;
         match self.waiters.iter_mut().find_map(|w| w.take()) {
             Some(w) => {
-                w.wake();
+                wake(w);
                 true
             }
             None => false,
@@ -294,24 +314,43 @@ impl<const N: usize> Inner<N> {
     }
 }
 
-/// A call in progress ([`Client::call`]).
+/// Wake a coroutine of the owning thread: the waker was registered by a call (or a wait for a
+/// slot) polled on this thread, and the client is only ever used on this thread, outside
+/// interrupt handlers, so a task waker goes to its executor's local run list.
+fn wake(w: Waker) {
+    // SAFETY: as above (the client's contract: one thread, its coroutines and park hook).
+    unsafe { crate::task::wake_local(w) }
+}
+
+/// A call in progress ([`Client::call`]). Pinned while it waits: the reply is written into it.
 #[must_use = "futures do nothing unless awaited"]
 pub struct Call<const N: usize> {
     c: &'static Client<N>,
-    msg: Msg,
+    /// The request, then (once delivered) the reply.
+    landing: Landing,
     slot: Option<usize>,
+    _pinned: PhantomPinned,
 }
 
 impl<const N: usize> Future for Call<N> {
     type Output = Result<Msg, ChanError>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let c = self.c;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: nothing is moved out of the call; the landing stays where `out` points.
+        let this = unsafe { self.get_unchecked_mut() };
+        let c = this.c;
+        if this.landing.done {
+            // Delivered (the entry is already free, maybe reused): only our own future is read.
+            this.slot = None;
+            this.landing.done = false;
+            bump(&c.replies);
+            return Poll::Ready(Ok(this.landing.msg));
+        }
         let inner = c.inner();
         if inner.mem.is_none() {
             return Poll::Ready(Err(ChanError::BadSetup));
         }
-        let slot = match self.slot {
+        let slot = match this.slot {
             Some(s) => s,
             None => {
                 if let Some(e) = inner.broken {
@@ -328,7 +367,7 @@ impl<const N: usize> Future for Call<N> {
                     return Poll::Pending;
                 };
                 let id = s as u64 | (inner.entries[s].gen as u64) << 32;
-                let item = self.msg.to_item(id);
+                let item = this.landing.msg.to_item(id);
                 match inner.req.as_mut().map(|r| r.stage(&item)) {
                     Some(Ok(())) => {
                         bump(&c.requests);
@@ -342,29 +381,29 @@ impl<const N: usize> Future for Call<N> {
                         return Poll::Ready(Err(ChanError::Corrupt));
                     }
                 }
-                self.slot = Some(s);
+                this.slot = Some(s);
                 // The reply cannot be here yet: collecting replies is left to the thread's
                 // next park or busy poll (one drain for all the calls it completes).
                 let e = &mut inner.entries[s];
                 e.waker = Some(cx.waker().clone());
+                e.out = &mut this.landing;
                 return Poll::Pending;
             }
         };
-        if !matches!(inner.entries[slot].state, State::Done(_)) {
-            // Polled again without the reply delivered (woken some other way): look at the
-            // ring before waiting on.
-            inner.drain(&c.signals);
+        // Polled again without the reply delivered (woken some other way): look at the ring
+        // before waiting on.
+        inner.drain(&c.signals);
+        // SAFETY: `drain` may have written the landing through `out`; read it afresh.
+        if unsafe { core::ptr::read_volatile(&this.landing.done) } {
+            this.slot = None;
+            this.landing.done = false;
+            bump(&c.replies);
+            return Poll::Ready(Ok(this.landing.msg));
         }
         let e = &mut inner.entries[slot];
-        if let State::Done(m) = e.state {
-            inner.free(slot);
-            self.slot = None;
-            bump(&c.replies);
-            return Poll::Ready(Ok(m));
-        }
         if let Some(err) = inner.broken {
             inner.free(slot);
-            self.slot = None;
+            this.slot = None;
             return Poll::Ready(Err(err));
         }
         match &e.waker {
@@ -377,12 +416,17 @@ impl<const N: usize> Future for Call<N> {
 
 impl<const N: usize> Drop for Call<N> {
     fn drop(&mut self) {
+        if self.landing.done {
+            return; // the entry was freed with the delivery
+        }
         if let Some(s) = self.slot {
             let inner = self.c.inner();
             match inner.entries[s].state {
                 State::Waiting if inner.broken.is_none() => {
-                    inner.entries[s].state = State::Abandoned;
-                    inner.entries[s].waker = None;
+                    let e = &mut inner.entries[s];
+                    e.state = State::Abandoned;
+                    e.waker = None;
+                    e.out = core::ptr::null_mut();
                 }
                 _ => {
                     inner.free(s);

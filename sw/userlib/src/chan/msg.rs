@@ -52,13 +52,26 @@ impl Msg {
         Some(Msg { label, len, words: w })
     }
 
+    /// The first `len` of `words` (the rest zero: nothing past the length travels on), `None`
+    /// if `len` is more than six. Branch-free over the fixed six words (a ring item's payload
+    /// as it came, per request and reply).
+    fn from_words(label: u32, len: u32, words: &[u64; PAYLOAD_WORDS]) -> Option<Msg> {
+        let len = Len::of(len as usize)?;
+        let n = len as u64;
+        let w = core::array::from_fn(|i| words[i] & 0u64.wrapping_sub(((i as u64) < n) as u64));
+        Some(Msg { label, len, words: w })
+    }
+
     pub fn words(&self) -> &[u64] {
         &self.words[..self.len as usize]
     }
 
     /// The word at `i`, 0 past the end (handlers that take optional arguments).
     pub fn word(&self, i: usize) -> u64 {
-        self.words().get(i).copied().unwrap_or(0)
+        match self.words.get(i) {
+            Some(&w) if i < self.len as usize => w,
+            _ => 0,
+        }
     }
 
     pub(crate) fn to_item(self, id: u64) -> Item {
@@ -67,6 +80,6 @@ impl Msg {
 
     /// The message in a ring item, `None` if the peer wrote a length that does not fit.
     pub(crate) fn from_item(item: &Item) -> Option<Msg> {
-        Msg::new(item.label, item.payload().ok()?)
+        Msg::from_words(item.label, item.len, &item.payload)
     }
 }

@@ -90,6 +90,11 @@ impl ThreadPark {
         self.spin.store(spin_cycles, Ordering::Relaxed);
     }
 
+    /// How long the thread polls before it blocks (`setup`'s `spin_cycles`).
+    pub fn spin_cycles(&self) -> usize {
+        self.spin.load(Ordering::Relaxed)
+    }
+
     /// Take the vector bits in `mask` that Waits returned since they were last taken (the
     /// channels' own bits need no taking: their endpoints check their rings instead).
     pub fn take_bits(&self, mask: u64) -> u64 {

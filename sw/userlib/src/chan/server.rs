@@ -1,7 +1,7 @@
 //! The server end: a dispatcher coroutine that pops requests and runs one handler task per
 //! request on the thread's executor; each handler pushes its own reply.
 use super::park::{Endpoint, ThreadPark};
-use super::{bump, signal, ChanError, ChanMem, Msg, Side, BAD_REQUEST};
+use super::{bump, cycles, signal, ChanError, ChanMem, Msg, Side, BAD_REQUEST};
 use crate::task::{Handle, Priority, SpawnError};
 use aring::{Consumer, Item, Notify, Producer};
 use core::cell::UnsafeCell;
@@ -12,6 +12,12 @@ use core::task::{Context, Poll, Waker};
 /// Requests `serve_inline` handles before it lets other tasks run.
 const INLINE_TURN: usize = 64;
 
+/// Longest `serve_inline` polls its request ring after it ran dry, in place, before it lets the
+/// thread park (only when the thread's park hook polls too, i.e. the client is on another
+/// hart): about a round trip of a call, so that the next request of a client that answers at
+/// once is taken without the trip through the park hook and the executor.
+const INLINE_SPIN_CYCLES: u64 = 4_000;
+
 /// Replies `serve_inline` stages before it publishes them together (one index store and one
 /// look at the client's flag per batch; fewer when the request ring runs dry).
 const PUBLISH_BATCH: usize = 2;
@@ -21,6 +27,8 @@ struct Inner {
     req: Option<Consumer>,
     rep: Option<Producer>,
     to_client: usize,
+    /// How long `serve_inline` polls an empty request ring before it parks (0: not at all).
+    inline_spin: u64,
     /// Handlers spawned whose reply is not pushed yet: each holds a credit on the reply ring.
     in_flight: usize,
     /// The dispatcher waits for reply space (credits) / for a free task slot.
@@ -56,6 +64,7 @@ impl Server {
                 req: None,
                 rep: None,
                 to_client: 0,
+                inline_spin: 0,
                 in_flight: 0,
                 want_space: false,
                 want_slot: false,
@@ -80,6 +89,8 @@ impl Server {
         inner.req = Some(mem.requests().consumer());
         inner.rep = Some(mem.replies().producer());
         inner.to_client = to_client;
+        // The thread's park hook was set up first: it polls only with the client elsewhere.
+        inner.inline_spin = (park.spin_cycles() as u64).min(INLINE_SPIN_CYCLES);
         if !park.register(self) {
             return Err(ChanError::BadSetup);
         }
@@ -277,56 +288,129 @@ impl Server {
 
     fn dispatch_inline<H: FnMut(Msg) -> Msg>(&'static self, cx: &mut Context<'_>, handler: &mut H) -> Poll<ChanError> {
         // One request at a time: the reply credit is taken and given back within the turn.
-        self.max_in_flight.fetch_max(1, Ordering::Relaxed);
+        if self.max_in_flight.load(Ordering::Relaxed) == 0 {
+            self.max_in_flight.store(1, Ordering::Relaxed);
+        }
+        let inner = self.inner();
+        if let Some(e) = inner.ended() {
+            return Poll::Ready(e);
+        }
+        // The rings are ours for the turn (no other code of the thread uses them while an
+        // inline dispatcher runs: `take`, `serve` and `answer` belong to the other modes), so
+        // the loop works on them directly rather than through `inner` per request.
+        let (Some(mut req), Some(mut rep)) = (inner.req.take(), inner.rep.take()) else {
+            inner.broken = Some(ChanError::Corrupt);
+            return Poll::Ready(ChanError::Corrupt);
+        };
+        let (to_client, spin) = (inner.to_client, inner.inline_spin);
+        inner.want_space = false;
+        let out = self.inline_turn(&mut req, &mut rep, to_client, spin, handler);
+        let inner = self.inner();
+        (inner.req, inner.rep) = (Some(req), Some(rep));
+        match out {
+            Turn::Idle => {
+                inner.dispatcher = Some(cx.waker().clone());
+                Poll::Pending
+            }
+            Turn::NoSpace => {
+                inner.want_space = true;
+                inner.dispatcher = Some(cx.waker().clone());
+                Poll::Pending
+            }
+            Turn::Long => {
+                // A long burst: let the executor's other tasks have a turn, then go on.
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+            Turn::Corrupt => {
+                inner.broken = Some(ChanError::Corrupt);
+                Poll::Ready(ChanError::Corrupt)
+            }
+            Turn::Ended(e) => Poll::Ready(e),
+        }
+    }
+
+    /// Up to INLINE_TURN requests: take, handle, stage the reply; publish every PUBLISH_BATCH
+    /// replies (and the request slots they answered) and whatever is staged when the turn
+    /// ends. Reads nothing of `inner` but the channel's end state, and only between handlers.
+    fn inline_turn<H: FnMut(Msg) -> Msg>(
+        &'static self,
+        req: &mut Consumer,
+        rep: &mut Producer,
+        to_client: usize,
+        spin: u64,
+        handler: &mut H,
+    ) -> Turn {
+        let publish = |req: &mut Consumer, rep: &mut Producer| {
+            for n in [req.release(), rep.publish()] {
+                if n == Notify::Signal {
+                    signal(to_client);
+                    self.signals.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        };
         for _ in 0..INLINE_TURN {
-            let inner = self.inner();
-            // Once per batch: a reply staged for a client that left meanwhile is only dropped
-            // with the memory.
-            if inner.rep.as_ref().is_none_or(|r| r.staged() == 0) {
-                if let Some(e) = inner.ended() {
-                    return Poll::Ready(e);
+            match rep.free() {
+                Ok(0) => {
+                    publish(req, rep);
+                    return Turn::NoSpace;
                 }
+                Ok(_) => {}
+                Err(_) => return Turn::Corrupt,
             }
-            match inner.rep.as_mut().map(|r| r.free()) {
-                Some(Ok(0)) => {
-                    inner.publish(&self.signals);
-                    inner.want_space = true;
-                    inner.dispatcher = Some(cx.waker().clone());
-                    return Poll::Pending;
-                }
-                Some(Ok(_)) => inner.want_space = false,
-                _ => {
-                    inner.broken = Some(ChanError::Corrupt);
-                    continue;
-                }
-            }
-            let item = match inner.take_request(cx) {
+            let item = match req.take() {
                 Ok(Some(item)) => item,
                 Ok(None) => {
-                    // Nothing more to do now: what was handled goes out.
-                    inner.publish(&self.signals);
-                    return Poll::Pending;
+                    // Nothing more to do now: what was handled goes out. Then, with the client
+                    // on another hart, poll for its next request right here a little while.
+                    publish(req, rep);
+                    match Self::await_request(req, spin) {
+                        Ok(true) => continue,
+                        Ok(false) => return Turn::Idle,
+                        Err(_) => return Turn::Corrupt,
+                    }
                 }
-                Err(()) => continue,
+                Err(_) => return Turn::Corrupt,
             };
-            // The handler is the program's code: no reference into `inner` lives across it.
             let out = match Msg::from_item(&item) {
                 Some(m) => handler(m),
                 None => Msg::new(BAD_REQUEST, &[]).unwrap_or_default(),
             };
-            let inner = self.inner();
-            match inner.rep.as_mut().map(|r| r.stage(&out.to_item(item.id))) {
-                Some(Ok(())) => bump(&self.replies),
-                _ => inner.broken = Some(ChanError::Corrupt),
+            if rep.stage(&out.to_item(item.id)).is_err() {
+                return Turn::Corrupt;
             }
-            if inner.rep.as_ref().is_some_and(|r| r.staged() >= PUBLISH_BATCH) {
-                inner.publish(&self.signals);
+            bump(&self.replies);
+            if rep.staged() >= PUBLISH_BATCH {
+                publish(req, rep);
+                // Once per batch: a reply staged for a client that left meanwhile is only
+                // dropped with the memory.
+                if let Some(e) = self.inner().ended() {
+                    return Turn::Ended(e);
+                }
             }
         }
-        self.inner().publish(&self.signals);
-        // A long burst: let the executor's other tasks have a turn, then go on.
-        cx.waker().wake_by_ref();
-        Poll::Pending
+        publish(req, rep);
+        Turn::Long
+    }
+
+    /// Poll the request ring for up to `spin` cycles: true as soon as a request is there.
+    fn await_request(req: &mut Consumer, spin: u64) -> Result<bool, aring::RingError> {
+        if spin == 0 {
+            return Ok(false);
+        }
+        let t0 = cycles();
+        // A look takes more than a cycle, so the count bounds the loop too (where there is no
+        // cycle counter, as in host tests).
+        for _ in 0..spin {
+            if req.available()? > 0 {
+                return Ok(true);
+            }
+            if cycles().wrapping_sub(t0) > spin {
+                break;
+            }
+            core::hint::spin_loop();
+        }
+        Ok(false)
     }
 
     /// A handler's reply (it holds a credit, so the ring has room unless the client moved its
@@ -354,6 +438,18 @@ impl Server {
             }
         }
     }
+}
+
+/// How an inline dispatcher's turn ended.
+enum Turn {
+    /// The request ring is empty.
+    Idle,
+    /// The reply ring is full (the client has not taken its replies).
+    NoSpace,
+    /// INLINE_TURN requests handled: others get a turn.
+    Long,
+    Corrupt,
+    Ended(ChanError),
 }
 
 /// What a request taken with [`Server::take`] (or kept by `serve_keeping`'s `now`) is owed:
@@ -445,13 +541,6 @@ impl Inner {
         Ok(Some(p.item))
     }
 
-    /// The next request, taken without giving its slot back (`publish` does, for the batch):
-    /// as `pop_request` otherwise.
-    fn take_request(&mut self, cx: &Context<'_>) -> Result<Option<Item>, ()> {
-        let taken = self.req.as_mut().map(|r| r.take());
-        self.found(cx, taken)
-    }
-
     /// What a look at the request ring found: the entry; None with the dispatcher's waker kept
     /// (empty); Err with the channel marked Corrupt (no ring, or the client broke it).
     fn found<T>(
@@ -518,7 +607,9 @@ impl Endpoint for Server {
             };
         match inner.dispatcher.take() {
             Some(w) if work => {
-                w.wake();
+                // SAFETY: the park hook runs on the serving thread, outside interrupt handlers,
+                // and the dispatcher's waker was registered by its poll on this thread.
+                unsafe { crate::task::wake_local(w) };
                 true
             }
             w => {

@@ -17,13 +17,19 @@ fn leak<T>(t: T) -> &'static T {
 
 /// Fresh channel memory (64-byte aligned), initialised.
 fn chan_mem() -> ChanMem {
+    chan_mem_at().0
+}
+
+/// `chan_mem`, and where it is (for tests that write its words as a hostile peer would).
+fn chan_mem_at() -> (ChanMem, *mut u8) {
     #[repr(C, align(64))]
     struct Line([u8; 64]);
     let lines: &'static mut [Line] = Box::leak((0..chan_bytes(CAP) / 64).map(|_| Line([0; 64])).collect());
+    let base = lines.as_mut_ptr() as *mut u8;
     // SAFETY: leaked, so live for the rest of the test process; big enough by construction.
-    let m = unsafe { ChanMem::new(lines.as_mut_ptr() as *mut u8, CAP) }.unwrap();
+    let m = unsafe { ChanMem::new(base, CAP) }.unwrap();
     m.init().unwrap();
-    m
+    (m, base)
 }
 
 fn runtime() -> (Handle<96, 512>, &'static ThreadPark) {
@@ -354,4 +360,91 @@ fn setup_errors() {
     // SAFETY: never dereferenced (refused).
     assert!(unsafe { ChanMem::new(8 as *mut u8, CAP) }.is_err());
     assert!(unsafe { ChanMem::new(64 as *mut u8, 12) }.is_err());
+}
+
+#[test]
+fn a_peer_item_becomes_its_first_len_words_and_nothing_past_them() {
+    let mut item = aring::Item { id: 1, label: 8, len: 2, payload: [11, 12, 13, 14, 15, 16] };
+    // The words past the length (the peer's garbage) neither show nor travel on.
+    let m = Msg::from_item(&item).unwrap();
+    assert_eq!(m, Msg::new(8, &[11, 12]).unwrap());
+    assert_eq!(m.to_item(1).payload, [11, 12, 0, 0, 0, 0]);
+    item.len = 6;
+    assert_eq!(Msg::from_item(&item).unwrap().words(), &[11, 12, 13, 14, 15, 16]);
+    for bad in [7, 8, u32::MAX] {
+        item.len = bad;
+        assert_eq!(Msg::from_item(&item), None);
+    }
+}
+
+#[test]
+fn inline_dispatcher_under_a_raw_client() {
+    let (_rt, park) = runtime();
+    let mem = chan_mem();
+    let srv = leak(Server::new());
+    srv.attach(mem, 0, park).unwrap();
+    let mut req = mem.requests().producer();
+    let mut rep = mem.replies().consumer();
+    let mut serve = pin!(srv.serve_inline(|m| Msg::new(m.label, &[m.word(0) + 1]).unwrap()));
+    let mut cx = Context::from_waker(Waker::noop());
+    let ask = |req: &mut aring::Producer, i: u64| {
+        let _ = req.push(&Item { id: i, label: 3, len: 1, payload: [i, 0, 0, 0, 0, 0] }).unwrap();
+    };
+    // A full request ring is answered until the reply ring is full too.
+    for i in 0..CAP as u64 {
+        ask(&mut req, i);
+    }
+    assert!(serve.as_mut().poll(&mut cx).is_pending());
+    assert_eq!(srv.replies.load(Ordering::Relaxed), CAP);
+    // One more request finds no reply slot: it stays in the ring, untouched.
+    ask(&mut req, 100);
+    assert!(serve.as_mut().poll(&mut cx).is_pending());
+    assert_eq!(srv.replies.load(Ordering::Relaxed), CAP);
+    for i in 0..CAP as u64 {
+        let r = rep.pop().unwrap().unwrap().item;
+        assert_eq!((r.id, r.label, r.payload().unwrap()), (i, 3, &[i + 1][..]));
+    }
+    // Space again: the held-back request is answered.
+    assert!(serve.as_mut().poll(&mut cx).is_pending());
+    let r = rep.pop().unwrap().unwrap().item;
+    assert_eq!((r.id, r.payload().unwrap()), (100, &[101u64][..]));
+    // The client goes: the dispatcher ends.
+    mem.close(Side::Client);
+    assert_eq!(serve.as_mut().poll(&mut cx), Poll::Ready(ChanError::PeerGone));
+
+    // A client that moves its tail past a full ring ahead: Corrupt, for good.
+    let (mem, base) = chan_mem_at();
+    let srv = leak(Server::new());
+    srv.attach(mem, 0, park).unwrap();
+    let mut serve = pin!(srv.serve_inline(|m| m));
+    // The request ring's tail: its header's second line, after the channel header.
+    // SAFETY: inside the leaked channel memory; atomics, as the server reads it.
+    let tail = unsafe { &*(base.add(CHAN_HEADER_BYTES + 64) as *const core::sync::atomic::AtomicU64) };
+    tail.store(CAP as u64 + 1, Ordering::Release);
+    assert_eq!(serve.as_mut().poll(&mut cx), Poll::Ready(ChanError::Corrupt));
+    let mut again = pin!(srv.serve_inline(|m| m));
+    assert_eq!(again.as_mut().poll(&mut cx), Poll::Ready(ChanError::Corrupt), "sticky");
+}
+
+#[test]
+fn inline_dispatcher_polling_an_empty_ring_still_yields_and_ends() {
+    // A thread whose park hook polls (client on another hart): the dispatcher polls its dry
+    // request ring in place for a bounded while, then lets the thread park; it still answers
+    // what comes and still sees the client go.
+    let park = leak(ThreadPark::new());
+    park.setup(0, 1 << 30);
+    let mem = chan_mem();
+    let srv = leak(Server::new());
+    srv.attach(mem, 0, park).unwrap();
+    let mut req = mem.requests().producer();
+    let mut rep = mem.replies().consumer();
+    let mut serve = pin!(srv.serve_inline(|m| Msg::new(m.label, &[m.word(0) * 3]).unwrap()));
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(serve.as_mut().poll(&mut cx).is_pending(), "an empty ring: back to the executor");
+    let _ = req.push(&Item { id: 4, label: 2, len: 1, payload: [5, 0, 0, 0, 0, 0] }).unwrap();
+    assert!(serve.as_mut().poll(&mut cx).is_pending());
+    let r = rep.pop().unwrap().unwrap().item;
+    assert_eq!((r.id, r.payload().unwrap()), (4, &[15u64][..]));
+    mem.close(Side::Client);
+    assert_eq!(serve.as_mut().poll(&mut cx), Poll::Ready(ChanError::PeerGone));
 }

@@ -156,7 +156,9 @@ impl<const N: usize, const S: usize> Handle<N, S> {
         self.ex.shared.root_woken.store(true, Ordering::Relaxed);
         let mut busy = 0u32;
         loop {
-            if self.ex.shared.root_woken.swap(false, Ordering::Acquire) {
+            // A plain load first: the common busy turn writes nothing.
+            let root = &self.ex.shared.root_woken;
+            if root.load(Ordering::Relaxed) && root.swap(false, Ordering::Acquire) {
                 if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
                     self.ex.shared.flush();
                     return out;
@@ -227,11 +229,19 @@ impl<const N: usize, const S: usize> Handle<N, S> {
             oldest_first = newest_first;
             newest_first = next;
         }
-        while oldest_first != NIL {
-            let next = ex.link(oldest_first).load(Ordering::Relaxed);
-            let prio = ex.slots[oldest_first as usize].core.prio.get();
-            runq.push(oldest_first, prio, |i| ex.link(i));
-            oldest_first = next;
+        self.enqueue(runq, oldest_first);
+        // Then those this thread woke itself (`wake_local`), already oldest first.
+        self.enqueue(runq, ex.shared.take_local());
+    }
+
+    /// Append a list of woken slots (linked through `Header::next`) to the run queue.
+    fn enqueue(&self, runq: &mut RunQueue, mut idx: u32) {
+        let ex = self.ex;
+        while idx != NIL {
+            let next = ex.link(idx).load(Ordering::Relaxed);
+            let prio = ex.slots[idx as usize].core.prio.get();
+            runq.push(idx, prio, |i| ex.link(i));
+            idx = next;
         }
     }
 }

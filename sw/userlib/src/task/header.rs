@@ -70,6 +70,20 @@ impl Header {
         }
     }
 
+    /// [`Header::schedule`] from the executor's own thread, outside any interrupt handler: the
+    /// slot goes to the executor's local list (no inbox CAS, no fence, no unpark: the thread
+    /// is running). Relaxed: whatever the waker did was done by this thread.
+    pub fn schedule_local(&self, owned: bool) {
+        if self.state.fetch_or(SCHEDULED, Ordering::Relaxed) & SCHEDULED == 0 {
+            if !owned {
+                self.add_ref();
+            }
+            self.shared().push_local(self);
+        } else if owned {
+            self.release_ref();
+        }
+    }
+
     /// Wake the task. `owned` says whether the caller gives up a reference of its own (a
     /// consumed `Waker`); the run queue keeps one while the task is scheduled.
     pub fn schedule(&self, owned: bool) {

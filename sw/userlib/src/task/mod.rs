@@ -33,4 +33,5 @@ pub use executor::{Executor, Handle, Priority, SpawnError};
 pub use join::JoinHandle;
 pub use park::{Park, BUSY_POLL_INTERVAL};
 pub use slot::STORAGE_ALIGN;
+pub use waker::wake_local;
 pub use yield_now::{yield_now, YieldNow};

@@ -4,7 +4,7 @@
 //! the middle of any of these operations.
 use super::header::Header;
 use super::park::Park;
-use core::cell::UnsafeCell;
+use core::cell::{Cell, UnsafeCell};
 use core::sync::atomic::{fence, AtomicBool, AtomicU32, Ordering};
 
 /// "No slot": end of a list.
@@ -25,11 +25,17 @@ pub(crate) struct Shared {
     pub(crate) root_woken: AtomicBool,
     /// Set once by `Executor::claim`, before any waker can exist.
     park: UnsafeCell<Option<&'static dyn Park>>,
+    /// Tasks woken by the executor's own thread outside any interrupt handler
+    /// ([`super::wake_local`]), oldest first, linked through `Header::next`: plain stores, no
+    /// CAS, no fence (the thread is not asleep: it is the one waking).
+    local_head: Cell<u32>,
+    local_tail: Cell<*const Header>,
 }
 
 // SAFETY: all fields are atomics except `park`, which is written once before any other thread
 // can reach this executor (claim happens before spawn, which happens before any waker exists)
-// and only read afterwards.
+// and only read afterwards, and the local list, which only the executor's thread touches
+// (`wake_local`'s contract), never from an interrupt handler.
 unsafe impl Sync for Shared {}
 
 impl Shared {
@@ -40,6 +46,8 @@ impl Shared {
             asleep: AtomicBool::new(false),
             root_woken: AtomicBool::new(false),
             park: UnsafeCell::new(None),
+            local_head: Cell::new(NIL),
+            local_tail: Cell::new(core::ptr::null()),
         }
     }
 
@@ -88,6 +96,26 @@ impl Shared {
         self.inbox.swap(NIL, Ordering::Acquire)
     }
 
+    /// Queue a slot woken by the executor's own thread (see `local_head`). The caller set its
+    /// SCHEDULED bit, so it is in no list now.
+    pub fn push_local(&self, hdr: &Header) {
+        hdr.next.store(NIL, Ordering::Relaxed);
+        let tail = self.local_tail.replace(hdr);
+        if tail.is_null() {
+            self.local_head.set(hdr.index());
+        } else {
+            // SAFETY: a slot in the list holds its queue reference, so it is alive.
+            unsafe { &*tail }.next.store(hdr.index(), Ordering::Relaxed);
+        }
+    }
+
+    /// Take the locally woken slots, oldest first (linked through `Header::next`). Executor
+    /// thread only.
+    pub fn take_local(&self) -> u32 {
+        self.local_tail.set(core::ptr::null());
+        self.local_head.replace(NIL)
+    }
+
     pub fn push_free(&self, hdr: &Header) {
         let mut head = self.free.load(Ordering::Relaxed);
         loop {
@@ -127,7 +155,9 @@ impl Shared {
     pub fn sleep(&self) {
         self.asleep.store(true, Ordering::Relaxed);
         fence(Ordering::SeqCst);
-        let work = self.inbox.load(Ordering::Relaxed) != NIL || self.root_woken.load(Ordering::Relaxed);
+        let work = self.inbox.load(Ordering::Relaxed) != NIL
+            || self.local_head.get() != NIL
+            || self.root_woken.load(Ordering::Relaxed);
         if !work {
             self.park_hook().park();
         }

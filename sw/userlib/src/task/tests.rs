@@ -459,3 +459,163 @@ fn busy_executor_calls_poll_busy() {
     let n = park.0.load(Ordering::Relaxed);
     assert!((9..=11).contains(&n), "poll_busy called {} times in {} polls", n, 10 * BUSY_POLL_INTERVAL);
 }
+
+/// A future that stashes its waker on each poll and counts its polls, until `done`.
+fn stashing(
+    stash: Rc<RefCell<Option<Waker>>>,
+    polls: Rc<Cell<u32>>,
+    done: Rc<Cell<bool>>,
+) -> impl std::future::Future<Output = ()> {
+    std::future::poll_fn(move |cx| {
+        polls.set(polls.get() + 1);
+        *stash.borrow_mut() = Some(cx.waker().clone());
+        if done.get() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    })
+}
+
+#[test]
+fn wake_local_runs_tasks_in_wake_order_once_each() {
+    let (rt, park) = runtime::<4, 128>();
+    let order: Rc<RefCell<Vec<u32>>> = Rc::default();
+    let stashes: Vec<Rc<RefCell<Option<Waker>>>> = (0..3).map(|_| Rc::default()).collect();
+    let mut hs = Vec::new();
+    for (i, s) in stashes.iter().enumerate() {
+        let (s, order) = (s.clone(), order.clone());
+        hs.push(
+            rt.spawn(
+                0,
+                std::future::poll_fn(move |cx| {
+                    order.borrow_mut().push(i as u32);
+                    *s.borrow_mut() = Some(cx.waker().clone());
+                    if order.borrow().len() > 3 {
+                        Poll::Ready(())
+                    } else {
+                        Poll::Pending
+                    }
+                }),
+            )
+            .unwrap(),
+        );
+    }
+    assert_eq!(rt.run_ready(), 3);
+    // Woken 2, 0, 1, and 0 again (already queued: no second entry, its reference released).
+    let zero_again = stashes[0].borrow().clone().unwrap();
+    for i in [2, 0, 1] {
+        let w = stashes[i].borrow_mut().take().unwrap();
+        // SAFETY: this thread claimed the executor; no interrupt handler exists here.
+        unsafe { wake_local(w) };
+    }
+    // SAFETY: as above.
+    unsafe { wake_local(zero_again) };
+    assert_eq!(rt.run_ready(), 3);
+    assert_eq!(*order.borrow(), [0, 1, 2, 2, 0, 1]);
+    // A local wake never needs the park hook: nobody was asleep.
+    assert_eq!(park.unparks.load(Ordering::Relaxed), 0);
+    for h in hs {
+        assert!(h.is_finished());
+    }
+    // Every reference came back (once the wakers the second polls stashed are gone): all four
+    // slots can be taken again.
+    for s in &stashes {
+        drop(s.borrow_mut().take());
+    }
+    let held: Vec<_> = (0..4).map(|_| rt.spawn(0, std::future::pending::<()>()).unwrap()).collect();
+    assert_eq!(rt.spawn(0, async {}).err(), Some(SpawnError::NoSlot));
+    drop(held);
+}
+
+#[test]
+fn wake_local_and_a_remote_wake_of_one_task_queue_it_once() {
+    let (rt, _) = runtime::<2, 128>();
+    let (stash, polls, done): (Rc<RefCell<Option<Waker>>>, _, _) =
+        (Rc::default(), Rc::new(Cell::new(0)), Rc::new(Cell::new(false)));
+    let h = rt.spawn(0, stashing(stash.clone(), polls.clone(), done.clone())).unwrap();
+    rt.run_ready();
+    let w: Waker = stash.borrow_mut().take().unwrap();
+    // Another thread (an interrupt handler's stand-in) wakes it through the inbox first...
+    let remote = w.clone();
+    std::thread::spawn(move || remote.wake()).join().unwrap();
+    // ...then the thread itself: already scheduled, so only the reference goes back.
+    // SAFETY: this thread claimed the executor.
+    unsafe { wake_local(w) };
+    assert_eq!(rt.run_ready(), 1);
+    assert_eq!(polls.get(), 2);
+    // And the other way round, the local wake first.
+    let w = stash.borrow_mut().take().unwrap();
+    let remote = w.clone();
+    // SAFETY: as above.
+    unsafe { wake_local(w) };
+    std::thread::spawn(move || remote.wake()).join().unwrap();
+    done.set(true);
+    assert_eq!(rt.run_ready(), 1);
+    assert_eq!(polls.get(), 3);
+    assert!(h.is_finished());
+    drop(h);
+    drop(stash.borrow_mut().take());
+    // Both slots free again: no reference leaked or released twice.
+    let a = rt.spawn(0, std::future::pending::<()>()).unwrap();
+    let b = rt.spawn(0, std::future::pending::<()>()).unwrap();
+    drop((a, b));
+}
+
+#[test]
+fn a_task_cancelled_while_locally_queued_is_not_polled_and_its_slot_returns() {
+    let (rt, _) = runtime::<1, 128>();
+    let (stash, polls, done): (Rc<RefCell<Option<Waker>>>, _, _) =
+        (Rc::default(), Rc::new(Cell::new(0)), Rc::new(Cell::new(false)));
+    let h = rt.spawn(0, stashing(stash.clone(), polls.clone(), done)).unwrap();
+    rt.run_ready();
+    // SAFETY: this thread claimed the executor.
+    unsafe { wake_local(stash.borrow_mut().take().unwrap()) };
+    drop(h);
+    // The queue's reference keeps the slot until the executor has seen it, without a poll.
+    assert_eq!(rt.spawn(0, async {}).err(), Some(SpawnError::NoSlot));
+    rt.run_ready();
+    assert_eq!(polls.get(), 1);
+    assert_eq!(rt.block_on(rt.spawn(0, async { 5 }).unwrap()), 5);
+}
+
+#[test]
+fn wake_local_of_a_parked_executors_task_ends_the_park_check() {
+    // A task woken locally while `block_on` is about to park (from the park hook itself, as a
+    // channel's reply collection does) must run without any unpark.
+    struct WakingPark {
+        stash: Mutex<Option<Waker>>,
+        parks: AtomicUsize,
+    }
+    impl Park for WakingPark {
+        fn park(&self) {
+            self.parks.fetch_add(1, Ordering::Relaxed);
+            if let Some(w) = self.stash.lock().unwrap().take() {
+                // SAFETY: the executor's thread, in its park hook.
+                unsafe { wake_local(w) };
+            }
+        }
+        fn unpark_from_irq(&self) {}
+    }
+    let ex: &'static Executor<2, 128> = Box::leak(Box::new(Executor::new()));
+    let park: &'static WakingPark =
+        Box::leak(Box::new(WakingPark { stash: Mutex::new(None), parks: AtomicUsize::new(0) }));
+    let rt = ex.claim(park).unwrap();
+    let first = Rc::new(Cell::new(true));
+    let f = first.clone();
+    let h = rt
+        .spawn(
+            0,
+            std::future::poll_fn(move |cx| {
+                if f.replace(false) {
+                    *park.stash.lock().unwrap() = Some(cx.waker().clone());
+                    Poll::Pending
+                } else {
+                    Poll::Ready(9)
+                }
+            }),
+        )
+        .unwrap();
+    assert_eq!(with_watchdog(10, || rt.block_on(h)), 9);
+    assert_eq!(park.parks.load(Ordering::Relaxed), 1);
+}

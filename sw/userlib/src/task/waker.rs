@@ -29,6 +29,32 @@ unsafe fn task_drop(p: *const ()) {
     unsafe { &*(p as *const Header) }.release_ref();
 }
 
+/// Wake `w` from the thread that runs its task's executor, outside any interrupt handler: for
+/// a task waker of ours the task goes straight to that executor's local list (a plain
+/// append: no inbox CAS and no fence, as `wake` needs for wakers called from anywhere); any
+/// other waker is woken as usual.
+///
+/// # Safety
+/// If `w` is a task or `block_on` waker, the calling thread is the one that claimed its executor, and no
+/// user-interrupt handler is running (the local list is not interrupt-safe). Code that only
+/// ever wakes wakers its own coroutines registered while polled on this thread, outside
+/// handlers, meets this.
+pub unsafe fn wake_local(w: Waker) {
+    if core::ptr::eq(w.vtable(), &TASK_VTABLE) {
+        let w = core::mem::ManuallyDrop::new(w);
+        // SAFETY: a task waker's data is a live Header, and its reference passes to the local
+        // list (or is released); the caller's promise makes the local list ours.
+        unsafe { &*(w.data() as *const Header) }.schedule_local(true);
+    } else if core::ptr::eq(w.vtable(), &ROOT_VTABLE) {
+        // The `block_on` future of an executor of this thread: the flag alone (the thread is
+        // running, so there is nobody to unpark).
+        // SAFETY: a root waker's data is an executor's 'static Shared.
+        unsafe { &*(w.data() as *const Shared) }.root_woken.store(true, Ordering::Relaxed);
+    } else {
+        w.wake();
+    }
+}
+
 /// A waker for `hdr` that does not own a reference: valid only while the caller holds one, and
 /// never to be dropped (wrap it in `ManuallyDrop`; `clone` makes an owning one).
 pub(crate) fn borrowed_task_waker(hdr: &Header) -> Waker {
