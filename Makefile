@@ -209,10 +209,10 @@ sw: | $(DEPS_SW)
 # The firmware and the kernel alone, what every system's image starts from: the network images
 # need nothing else of `sw`, so make run builds only these and the network system.
 sw-kernel: | $(DEPS_SW)
-	$(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p firmware -p kernel
+	$(CARGO) build $(CARGO_FLAGS) --release --target $(KERNEL_TARGET) -p firmware -p kernel
 	@mkdir -p $(BUILD)/sw
-	cp $(SW_OUT)/firmware $(BUILD)/sw/firmware.elf
-	cp $(SW_OUT)/kernel $(BUILD)/sw/kernel.elf
+	cp $(KERNEL_OUT)/firmware $(BUILD)/sw/firmware.elf
+	cp $(KERNEL_OUT)/kernel $(BUILD)/sw/kernel.elf
 
 # The network system: its own manifest (sw/apps/net-system/app.toml), root task and processes;
 # the NET_* settings are compiled into its root task.

@@ -211,10 +211,9 @@ mod rt {
 
     /// The `rtl-subset` feature builds an image for the slow RTL simulation: the basic boot
     /// tests, the user-interrupt tests, one short timer test (kernel deadlines through the
-    /// UINTC), the async-batch stale-translation test (its race is real there), the console
-    /// flood (output drained outside the lock, the drain's race with appenders) and the IPC
-    /// UINTC), the async-batch stale-translation test (its race is real there), the FP tests
-    /// that switch FP state across harts, the FP benchmark and the IPC
+    /// UINTC), the stale-translation tests (async batch and sync unmap: their races are real
+    /// there), the console flood (output drained outside the lock, the drain's race with
+    /// appenders), the FP tests that switch FP state across harts, the FP benchmark and the IPC
     /// benchmarks (the fastpath's same-hart round trip, the cross-hart one)
     /// only. `make bench-lock` runs the lock-hold benchmark there
     /// (about 20 M cycles of its own).

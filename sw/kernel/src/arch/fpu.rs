@@ -42,6 +42,9 @@ core::arch::global_asm!(
     "   fld f\\n, \\n*8(a0)",
     "   .endr",
     "   fscsr t0",
+    // Wait for the last load's write-back: Rocket writes an FP load's register (and sets FS
+    // Dirty) after later instructions went on, so the caller's FS Clean could come first.
+    "   fmv.x.d t0, f31",
     "   ret",
     ".option pop",
 );
