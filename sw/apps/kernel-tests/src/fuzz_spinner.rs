@@ -212,31 +212,38 @@ pub fn race(next: &mut dyn FnMut(usize) -> usize) -> Result<Option<Move>, (Move,
     RACES.fetch_add(1, SeqCst);
     let f = crate::t_fuzz::F_SELF;
     let mv = MOVES[next(MOVES.len())];
-    // The spinner starts and traps into its Wait (it spins for a while, then blocks): reach it
-    // anywhere in that.
-    delay(next(20_000));
-    SIGNAL_DELAYS.store(next(6_000) | next(6_000) << 20, SeqCst);
-    let req = SIGNAL_REQUEST.fetch_add(1, SeqCst) + 1;
-    delay(next(8_000));
-    let moved = match mv {
+    // What a move to an empty VSpace needs is made first, so that the move itself is one
+    // invocation, placed among the witness's Signals.
+    let ready = match mv {
         Move::ToEmptyRootKept | Move::ToEmptyRootDeleted => {
             let ut = SOURCE.load(SeqCst);
             let empty = untyped::retype(ut, o::PAGE_TABLE, 0, f, 0, 0, SPIN_EMPTY, 1).is_ok()
                 && vspace::asid_pool_assign(F_ASIDS, SPIN_EMPTY).is_ok();
             if matches!(mv, Move::ToEmptyRootDeleted) {
+                // The TCB's copy is now the root's last cap: the SetSpace deletes it.
                 let _ = cnode::delete(f, SPIN_ROOT, DEPTH);
             }
-            empty && tcb::set_space(F_SPIN_TCB, F_SPIN_FAULT, f, 64 - crate::t_fuzz::F_BITS, SPIN_EMPTY, 0).is_ok()
+            empty
         }
-        Move::ToSandbox => {
-            tcb::set_space(F_SPIN_TCB, F_SPIN_FAULT, f, 64 - crate::t_fuzz::F_BITS, crate::t_fuzz::F_SANDBOX, 0).is_ok()
-        }
-        // Moved if the root cap went with the Untyped (the root came from it).
-        Move::RevokeUntyped => {
-            cnode::revoke(f, SOURCE.load(SeqCst), DEPTH).is_ok() && syscall::debug_cap_identify(SPIN_ROOT).is_none()
-        }
-        Move::RevokeRoot => cnode::revoke(f, SPIN_ROOT, DEPTH).is_ok(),
+        _ => true,
     };
+    // The spinner starts and traps into its Wait (it spins for a while, then blocks): reach it
+    // anywhere in that.
+    delay(next(20_000));
+    SIGNAL_DELAYS.store(next(6_000) | next(6_000) << 20, SeqCst);
+    let req = SIGNAL_REQUEST.fetch_add(1, SeqCst) + 1;
+    delay(next(12_000));
+    let space = |vs| tcb::set_space(F_SPIN_TCB, F_SPIN_FAULT, f, 64 - crate::t_fuzz::F_BITS, vs, 0).is_ok();
+    let moved = ready
+        && match mv {
+            Move::ToEmptyRootKept | Move::ToEmptyRootDeleted => space(SPIN_EMPTY),
+            Move::ToSandbox => space(crate::t_fuzz::F_SANDBOX),
+            // Moved if the root cap went with the Untyped (the root came from it).
+            Move::RevokeUntyped => {
+                cnode::revoke(f, SOURCE.load(SeqCst), DEPTH).is_ok() && syscall::debug_cap_identify(SPIN_ROOT).is_none()
+            }
+            Move::RevokeRoot => cnode::revoke(f, SPIN_ROOT, DEPTH).is_ok(),
+        };
     // What the spinner counted by the end of the move; the witness's Signals then land, and a
     // spinner still in the old space would count them.
     let at_move = count_now();
