@@ -8,7 +8,7 @@
 //! ours, used in turn; the spinner's current space is the only one it can run in that maps
 //! one (every race moves it to a space that maps none), so the count says whether user code
 //! still runs in that VSpace. A race step (`race`) builds a fresh space for the spinner (`home`), asks the
-//! signalling witness for two Signals at random delays, and meanwhile replaces or deletes the
+//! signalling witness for Signals at random delays, and meanwhile replaces or deletes the
 //! space in one of several ways; once the spinner is off it, the count may grow by at most one
 //! (the spinner may be between its Wait's return and its store), whatever the timing. The
 //! kernel's own checker adds that no hart's `satp` names anything but a live VSpace root.
@@ -81,7 +81,7 @@ static SOURCE: AtomicUsize = AtomicUsize::new(0);
 /// The CSpace depth of a fuzz-CSpace cptr (guard and radix).
 const DEPTH: usize = 64;
 
-/// Requests to the signalling witness (a sequence number; the delays before its two Signals,
+/// Requests to the signalling witness (a sequence number; the delay before its first Signal and the gap between them,
 /// packed), and the last it served.
 static SIGNAL_REQUEST: AtomicUsize = AtomicUsize::new(0);
 static SIGNAL_DELAYS: AtomicUsize = AtomicUsize::new(0);
@@ -107,8 +107,12 @@ fn delay(cycles: usize) {
     }
 }
 
-/// The signalling witness's part, between its rounds: serve a new request with two Signals
-/// (non-blocking sends: the slot may hold anything by now).
+/// Signals per race: the first at a random delay, the rest at a random gap, so that one of
+/// them lands while the move holds the lock, behind the spinner's Wait.
+const SIGNALS: usize = 4;
+
+/// The signalling witness's part, between its rounds: serve a new request with `SIGNALS`
+/// Signals (non-blocking sends: the slot may hold anything by now).
 pub fn serve_signal_request(last: &mut usize) {
     let req = SIGNAL_REQUEST.load(SeqCst);
     if req == *last {
@@ -117,9 +121,12 @@ pub fn serve_signal_request(last: &mut usize) {
     *last = req;
     let d = SIGNAL_DELAYS.load(SeqCst);
     delay(d & 0xf_ffff);
-    syscall::nb_send(SPIN_NTFN, abi::MessageInfo::default(), [0; 4]);
-    delay(d >> 20);
-    syscall::nb_send(SPIN_NTFN, abi::MessageInfo::default(), [0; 4]);
+    for k in 0..SIGNALS {
+        if k > 0 {
+            delay(d >> 20);
+        }
+        syscall::nb_send(SPIN_NTFN, abi::MessageInfo::default(), [0; 4]);
+    }
     SIGNAL_DONE.store(req, SeqCst);
 }
 
@@ -230,9 +237,9 @@ pub fn race(next: &mut dyn FnMut(usize) -> usize) -> Result<Option<Move>, (Move,
     // The spinner starts and traps into its Wait (it spins for a while, then blocks): reach it
     // anywhere in that.
     delay(next(20_000));
-    SIGNAL_DELAYS.store(next(6_000) | next(6_000) << 20, SeqCst);
+    SIGNAL_DELAYS.store(next(16_000) | next(5_000) << 20, SeqCst);
     let req = SIGNAL_REQUEST.fetch_add(1, SeqCst) + 1;
-    delay(next(12_000));
+    delay(next(4_000));
     let space = |vs| tcb::set_space(F_SPIN_TCB, F_SPIN_FAULT, f, 64 - crate::t_fuzz::F_BITS, vs, 0).is_ok();
     let moved = ready
         && match mv {
