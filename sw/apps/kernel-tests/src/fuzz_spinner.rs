@@ -7,8 +7,9 @@
 //! whose first word it increments after every Wait that returns. The data pages are two of
 //! ours, used in turn; the spinner's current space is the only one it can run in that maps
 //! one (every race moves it to a space that maps none), so the count says whether user code
-//! still runs in that VSpace. A race step (`race`) builds a fresh space for the spinner (`home`), asks the
-//! signalling witness for Signals at random delays, and meanwhile replaces or deletes the
+//! still runs in that VSpace. A race step (`race`) builds a fresh space for the spinner
+//! (`home`), asks the signalling witness for Signals at random delays, and meanwhile replaces
+//! or deletes the
 //! space in one of several ways; once the spinner is off it, the count may grow by at most one
 //! (the spinner may be between its Wait's return and its store), whatever the timing. The
 //! kernel's own checker adds that no hart's `satp` names anything but a live VSpace root.
@@ -81,8 +82,8 @@ static SOURCE: AtomicUsize = AtomicUsize::new(0);
 /// The CSpace depth of a fuzz-CSpace cptr (guard and radix).
 const DEPTH: usize = 64;
 
-/// Requests to the signalling witness (a sequence number; the delay before its first Signal and the gap between them,
-/// packed), and the last it served.
+/// Requests to the signalling witness (a sequence number; the delay before its first Signal
+/// and the gap between them, packed), and the last it served.
 static SIGNAL_REQUEST: AtomicUsize = AtomicUsize::new(0);
 static SIGNAL_DELAYS: AtomicUsize = AtomicUsize::new(0);
 static SIGNAL_DONE: AtomicUsize = AtomicUsize::new(0);
