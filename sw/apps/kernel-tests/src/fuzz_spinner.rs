@@ -9,9 +9,9 @@
 //! one (every race moves it to a space that maps none), so the count says whether user code
 //! still runs in that VSpace. A race step (`race`) builds a fresh space for the spinner
 //! (`home`), asks the signalling witness for Signals at random delays, and meanwhile replaces
-//! or deletes the
-//! space in one of several ways; once the spinner is off it, the count may grow by at most one
-//! (the spinner may be between its Wait's return and its store), whatever the timing. The
+//! or deletes the space in one of several ways; once the spinner is off it, the count may grow
+//! by at most one (the spinner may be between its Wait's return and its store), whatever the
+//! timing. The
 //! kernel's own checker adds that no hart's `satp` names anything but a live VSpace root.
 //!
 //! The spinner's TCB is out of the random steps' reach (they could move it back into an old
