@@ -237,7 +237,6 @@ mod rt {
                     | "fpu_survives_migration"
                     | "fpu_deleted_owner_leaks_nothing"
                     | "fpu_never_used_never_pays"
-                    | "bench_fpu"
                     | "stale_translation_reuse_sync"
             )
             || name.starts_with("stale_space_")
