@@ -49,6 +49,24 @@ impl ThreadFpu {
     }
 }
 
+/// This hart comes online: FS Off, whatever the firmware left (OpenSBI hands S-mode FS Dirty,
+/// which would let every thread use the registers with no trap, sharing one state). After a
+/// restart its registers no longer hold its old owner's copy (OpenSBI zeroes them on a start);
+/// that state is in the owner's TCB (the hart idled, so saved it, before it stopped).
+pub fn init_hart(cpu: &PerCpu, restarted: bool) {
+    fpu::disable();
+    cpu.fpu_on.store(false, Relaxed);
+    if restarted {
+        crate::lock::acquire();
+        // SAFETY: the owner is live (deletion clears the pointer), and the lock is held.
+        if let Some(o) = unsafe { cpu.fpu_owner.load(Relaxed).as_mut() } {
+            o.fpu.hart = NO_HART;
+        }
+        cpu.fpu_owner.store(null_mut(), Relaxed);
+        crate::lock::release();
+    }
+}
+
 /// This hart is about to run `next` in user mode, or idle (null); lock held. FS ends on
 /// only for the owner, and for it only if it wrote FP state in its last run (`fpu_eager`): an
 /// owner that did not traps once when it uses FP again (`on_illegal`, no load), and a thread

@@ -13,6 +13,7 @@ pub fn come_online() {
     // User code may read cycle, time and instret itself (benchmarks; the firmware allows S).
     crate::arch::csr::csrw!("scounteren", 0b111);
     crate::uintr::init_hart();
+    crate::fpu::init_hart(cpu, starts > 1);
     cpu.online.store(true, Ordering::Release);
     cpu::interrupts_on();
     kprintln!(
