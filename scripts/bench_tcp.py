@@ -47,7 +47,7 @@ import rtl_net  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONNECTIONS = [1, 2, 4, 8, 16, 32, 64, 128]
-# benchmarks.md section 4: requests/s, FPGA, 1 Gbps, Python client, 1-byte requests.
+# docs/benchmarks.md section 4: requests/s, FPGA, 1 Gbps, Python client, 1-byte requests.
 PUBLISHED_RPS = {
     ("sync", 1): {1: 520, 4: 810, 8: 770, 32: 570},
     ("sync", 4): {1: 750, 4: 740, 8: 705, 32: 530},

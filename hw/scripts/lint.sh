@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Verilator lint of every generated top under OUT (one per config directory).
 #   lint.sh OUT TOP
-# Flags as documented in shared/docs/toolchain.md: the only expected warning is the latch in
-# EICG_wrapper.v (-Wno-LATCH); --no-timing because some rocket-chip sim sources contain delays.
+# The only expected warning is the latch in EICG_wrapper.v (-Wno-LATCH); --no-timing because
+# some rocket-chip sim sources contain delays.
 set -euo pipefail
 out=$1 top=$2
 shopt -s nullglob

@@ -8,7 +8,7 @@
 
 class Ksz9031 {
  public:
-  static constexpr unsigned kAddress = 1;     // strap on the board (board-axu15eg.md)
+  static constexpr unsigned kAddress = 1;     // strap on the board (docs/board-axu15eg.md)
   static constexpr uint16_t kId1 = 0x0022, kId2 = 0x1622;  // Micrel OUI, KSZ9031 model, rev 2
 
   explicit Ksz9031(bool link) : link_(link) { reset(); }

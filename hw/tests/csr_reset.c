@@ -4,7 +4,7 @@ const char* test_name = "csr_reset";
 
 int main(uint64_t hart) {
   if (hart != 0) for (;;) {}
-  // reset values: all 0 (uintr-spec.md section 1)
+  // reset values: all 0 (docs/uintr-spec.md section 1)
   CHECK_EQ(CSR_READ(CSR_USTATUS), 0, 1);
   CHECK_EQ(CSR_READ(CSR_UIE), 0, 2);
   CHECK_EQ(CSR_READ(CSR_UTVEC), 0, 3);
@@ -37,7 +37,7 @@ int main(uint64_t hart) {
   CHECK_EQ(CSR_READ(CSR_UTVEC), 0x80002100, 19);
   CSR_WRITE(CSR_UTVEC, 0x80002101);            // vectored
   CHECK_EQ(CSR_READ(CSR_UTVEC), 0x80002101, 20);
-  // WARL fields, formed exactly like stvec/sepc (uintr-spec.md section 1): MODE >= 2 is not
+  // WARL fields, formed exactly like stvec/sepc (docs/uintr-spec.md section 1): MODE >= 2 is not
   // kept (bit 1 reads 0, so 2 reads as direct and 3 as vectored), a vectored base is
   // 256-byte aligned, uepc bit 0 reads 0 (IALIGN 16)
   static const uint64_t tvecs[] = {0x80002102, 0x80002103, 0x800021c3, 0x80002141, 0x800021fe, 0x80002100};

@@ -1,4 +1,4 @@
-// The uipi unit on one hart (uintr-spec.md sections 2-4): send/read/write/activate/deactivate,
+// The uipi unit on one hart (docs/uintr-spec.md sections 2-4): send/read/write/activate/deactivate,
 // pending kept while Active=0 and delivered when Active is set, every check (suist.Enable,
 // Size, Valid, implemented slots, suirs.Enable, a faulting table address) has no effect and
 // never traps, uipi.read with suirs disabled writes 0 and the core continues, funct7 > 4 is

@@ -1,4 +1,4 @@
-// User-interrupt latency on the 4-core RTL (shared/docs/benchmarks.md section 1), harts 0 and 1
+// User-interrupt latency on the 4-core RTL (docs/benchmarks.md section 1), harts 0 and 1
 // in U-mode; senders and handlers are hand-written assembly so only the hardware path counts:
 //   send_to_utvec: rdcycle right before uipi.send on hart 0 -> rdcycle as the first instruction
 //                  at utvec on hart 1 (the harts' cycle counters count every clock since the

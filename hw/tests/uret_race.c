@@ -1,4 +1,4 @@
-// No spurious user interrupt after a handler's last read (uintr-spec.md section 1, uret).
+// No spurious user interrupt after a handler's last read (docs/uintr-spec.md section 1, uret).
 // A U-mode handler that clears its slot and returns at once must not be entered again for the
 // same send: `uret` may re-enable user interrupts only once the clearing read's effect on the
 // hart's USIP line is visible. Two handlers, each ending in the read directly followed by uret

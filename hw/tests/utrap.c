@@ -1,4 +1,4 @@
-// User trap entry and uret (uintr-spec.md section 1): ucause/uepc/utval, UIE/UPIE, privilege
+// User trap entry and uret (docs/uintr-spec.md section 1): ucause/uepc/utval, UIE/UPIE, privilege
 // stays U, direct and vectored utvec, U CSRs usable from U, S CSRs illegal from U, uret illegal
 // outside U, ranking below M-level interrupts, never taken in S-mode or with UIE=0.
 #include "test.h"

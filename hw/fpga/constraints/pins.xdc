@@ -1,5 +1,5 @@
-# AXU15EG PL pins used by the block design (board-axu15eg.md "PL pins"). Port names are those of
-# the Vivado-generated block-design wrapper (axu15eg_wrapper): interface ports expand to
+# AXU15EG PL pins used by the block design (docs/board-axu15eg.md "PL pins"). Port names are
+# those of the Vivado-generated block-design wrapper (axu15eg_wrapper): interface ports expand to
 # <port>_<signal>. Banks: the Ethernet PHY bank is 1.8 V, the UART/LED bank 3.3 V, the
 # oscillator is on a 1.2 V HP bank.
 

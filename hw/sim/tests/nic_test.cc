@@ -1,5 +1,5 @@
 // Harness-level test of the NIC model (hw/sim/nic.h) against the register and descriptor
-// semantics of PG021 (AXI DMA) and PG138 (AXI Ethernet) as board-axu15eg.md summarises them,
+// semantics of PG021 (AXI DMA) and PG138 (AXI Ethernet) as docs/board-axu15eg.md summarises them,
 // NOT against our driver: it plays the CPU, writing registers and building descriptor rings in
 // memory, while the DMA reaches that memory through the AXI4 master and the same AXI4 memory
 // slave the harness uses for DRAM, wired back to back. The last part talks to real libslirp

@@ -41,7 +41,7 @@
 static inline uint64_t rdcycle(void) { uint64_t v; asm volatile("rdcycle %0" : "=r"(v)); return v; }
 static inline uint64_t hartid_m(void) { uint64_t v; asm volatile("mv %0, tp" : "=r"(v)); return v; }  /* any mode */
 
-// ---- uipi (uintr-spec.md section 2): .insn r OPCODE, FUNCT3, op, rd, rs1, x0 ----
+// ---- uipi (docs/uintr-spec.md section 2): .insn r OPCODE, FUNCT3, op, rd, rs1, x0 ----
 #define UIPI(op, rs1) ({ uint64_t rd_; asm volatile(".insn r %1, %2, %3, %0, %4, x0" : "=r"(rd_) \
     : "i"(UIPI_OPCODE), "i"(UIPI_FUNCT3), "i"(op), "r"((uint64_t)(rs1)) : "memory"); rd_; })
 #define uipi_send(idx) ((void)UIPI(UIPI_SEND, idx))
@@ -50,7 +50,7 @@ static inline uint64_t hartid_m(void) { uint64_t v; asm volatile("mv %0, tp" : "
 #define uipi_activate() ((void)UIPI(UIPI_ACTIVATE, 0))
 #define uipi_deactivate() ((void)UIPI(UIPI_DEACTIVATE, 0))
 
-// ---- UINTC MMIO (uintr-spec.md section 4) ----
+// ---- UINTC MMIO (docs/uintr-spec.md section 4) ----
 static inline volatile uint64_t* uintc_reg(unsigned slot, unsigned off) {
   return (volatile uint64_t*)(uintptr_t)(MEMMAP_UINTC_BASE + slot * UINTC_SLOT_BYTES + off);
 }
@@ -60,7 +60,7 @@ static inline void uintc_set_low(unsigned slot, unsigned hart, int active) {
 }
 static inline uint64_t uintc_take_pending(unsigned slot) { return *uintc_reg(slot, UINTC_REG_HIGH); }
 
-// ---- sender-table entries (uintr-spec.md section 3) ----
+// ---- sender-table entries (docs/uintr-spec.md section 3) ----
 static inline uint64_t uist_entry(unsigned slot, unsigned vector) {
   return ((uint64_t)slot << UIST_SLOT_SHIFT) | ((uint64_t)vector << UIST_VECTOR_SHIFT) | (1ull << UIST_VALID_BIT);
 }

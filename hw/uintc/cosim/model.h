@@ -1,5 +1,5 @@
 // Reference model of the UINTC and the uipi instructions, written from the contract
-// (shared/docs/uintr-spec.md sections 2-4, and the core port and same-cycle rules of
+// (docs/uintr-spec.md sections 2-4, and the core port and same-cycle rules of
 // hw/uintc/README.md), not from the Chisel. Pure C++, no Verilator: the co-simulation testbench
 // (tb.cc) steps it once per clock with the events the RTL's ports saw in that cycle.
 #pragma once

@@ -505,7 +505,7 @@ pub mod asys {
     }
 }
 
-/// User interrupts (uintr-spec.md): how the kernel provides them and the U-notification rules.
+/// User interrupts (docs/uintr-spec.md): how the kernel provides them and the U-notification rules.
 pub mod uintr {
     /// `label::UINTR_CONTROL_GRANT` bits (bit 1, the old sender-table grant, is gone: sender
     /// tables are objects now, `object::UINTR_SENDER_TABLE`).

@@ -33,7 +33,7 @@ fn init_this_hart() -> HartSetup {
     }
 
     // Delegate the supervisor interrupts and, where the hardware has them, the user-level ones
-    // (uintr-spec.md section 5): mideleg is WARL, so a bit that does not stick is not there.
+    // (docs/uintr-spec.md section 5): mideleg is WARL, so a bit that does not stick is not there.
     let wanted = IRQ_SSI | IRQ_STI | IRQ_SEI | IRQ_USI | IRQ_UTI | IRQ_UEI;
     csrw!("mideleg", wanted);
     let got = csrr!("mideleg");

@@ -1,4 +1,4 @@
-//! User interrupts and U-notifications (uintr-spec.md, abi::uintr).
+//! User interrupts and U-notifications (docs/uintr-spec.md, abi::uintr).
 //!
 //! A *receiver* is a thread bound to a notification that has a UINTC slot
 //! ([`register_receiver`]); a *sender* holds an entry in its own sender table naming that slot

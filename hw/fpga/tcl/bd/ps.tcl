@@ -2,7 +2,7 @@
 # one PL clock and reset, M_AXI_HPM0_FPD for PS control of the PL, S_AXI_HP0_FPD for the
 # RISC-V memory port, and one PL-to-PS interrupt (the console tap).
 #
-# DDR4 timing is that of 8 Gbit x16 components at DDR4-2400 (board-axu15eg.md: 4 GiB DDR4-2400,
+# DDR4 timing is that of 8 Gbit x16 components at DDR4-2400 (docs/board-axu15eg.md: 4 GiB DDR4-2400,
 # 64-bit => four x16 parts). Verify against the board's memory parts before the first power-on;
 # a wrong value here shows up as FSBL DDR training failure, not as a build error.
 fpga_ip_cell zynq_ps ps {

@@ -1,4 +1,4 @@
-//! User interrupts and U-notifications (uintr-spec.md, `abi::uintr`): the per-thread U-CSR
+//! User interrupts and U-notifications (docs/uintr-spec.md, `abi::uintr`): the per-thread U-CSR
 //! state, delivery across harts with no kernel entry on the hardware path, delivery after a
 //! receiver was descheduled, many senders, poll and blocking wait, the sender's rights, slot
 //! and sender-entry lifetimes over thousands of create/destroy cycles, two receivers sharing a

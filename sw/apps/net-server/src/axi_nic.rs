@@ -7,7 +7,7 @@
 //! batches once their descriptors complete.
 //!
 //! Memory ordering with the device: the front bus is coherent with the L1 caches on the board
-//! and in the simulation (board-axu15eg.md, "DMA path"), so no cache maintenance; register
+//! and in the simulation (docs/board-axu15eg.md, "DMA path"), so no cache maintenance; register
 //! writes are preceded by `fence w,o` (descriptors written before the tail pointer moves) and
 //! register reads followed by `fence i,r`, as Linux's writel/readl do.
 //!

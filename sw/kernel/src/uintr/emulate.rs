@@ -126,7 +126,7 @@ fn write_csr(u: &mut ThreadState, number: usize, v: usize) {
         csr::UEPC => u.uepc = v & !1,
         csr::UCAUSE => u.ucause = v,
         csr::UTVAL => u.utval = v,
-        // Only the software USIP bit is writable (uintr-spec.md section 1).
+        // Only the software USIP bit is writable (docs/uintr-spec.md section 1).
         csr::UIP if u.sideleg & USIP != 0 => u.uip_soft = v & USIP,
         _ => {}
     }

@@ -1,4 +1,4 @@
-//! User interrupts (uintr-spec.md section 6): per-thread U-mode interrupt state, U-notifications
+//! User interrupts (docs/uintr-spec.md section 6): per-thread U-mode interrupt state, U-notifications
 //! (a Notification with a UINTC receiver slot for its bound thread, and sender-table entries
 //! for the threads that signal it), the kernel as a sender, and blocking Wait.
 //!
@@ -56,7 +56,7 @@ pub(crate) const USIP: usize = 1 << csr::USIP_BIT;
 pub(crate) const UEIP: usize = 1 << csr::UEIP_BIT;
 const UINTR_BITS: usize = (1 << csr::USIP_BIT) | (1 << csr::UTIP_BIT) | (1 << csr::UEIP_BIT);
 
-/// A thread's user-interrupt state (the U-CSRs of uintr-spec.md section 1 and what the kernel
+/// A thread's user-interrupt state (the U-CSRs of docs/uintr-spec.md section 1 and what the kernel
 /// gave it), on two cache lines by who touches them: the first holds what other harts read
 /// (a cross-hart waker's `plain` and handoff checks: slot, `sideleg`, `ueip`, `loaded_on`),
 /// the second the seven U-CSRs the thread's own hart stores on each of its traps. On one line

@@ -1,4 +1,4 @@
-//! Sender tables (uintr-spec.md section 3): kernel objects retyped from an Untyped
+//! Sender tables (docs/uintr-spec.md section 3): kernel objects retyped from an Untyped
 //! (`abi::object::UINTR_SENDER_TABLE`, 16 KiB), so what a domain sends with is charged to its
 //! own memory. Page 0 is the entry page in the format the hardware reads (`suist` names it);
 //! page 1 says which notification each entry serves, page 2 which capability slot holds the
@@ -294,7 +294,7 @@ pub fn retarget(n: &Notification, slot: Option<u16>) {
     }
 }
 
-/// What `uipi.send index` does with table `table` (the checks of uintr-spec.md section 2):
+/// What `uipi.send index` does with table `table` (the checks of docs/uintr-spec.md section 2):
 /// the (slot, vector) to signal, if any.
 pub fn lookup(table: u64, index: usize) -> Option<(u16, u64)> {
     if index >= SENDER_ENTRIES {

@@ -1,4 +1,4 @@
-//! User-level device interrupts through the PLIC's U-mode contexts (uintr-spec.md section 1:
+//! User-level device interrupts through the PLIC's U-mode contexts (docs/uintr-spec.md section 1:
 //! mip.UEIP is the PLIC's U context for the hart). IRQSetUIntr on a machine that has one per
 //! hart (and a UINTC) ties the source to the notification's receiver thread and to that
 //! thread's hart, whose affinity is then fixed. While the thread runs there, the source is

@@ -1,4 +1,4 @@
-//! Receiver slots: the UINTC's registers (uintr-spec.md section 4) or, without one, the same
+//! Receiver slots: the UINTC's registers (docs/uintr-spec.md section 4) or, without one, the same
 //! slot state kept in kernel memory for the emulation. Callers hold the kernel lock; the
 //! hardware registers are also written by `uipi.*` from user mode at any time, so every
 //! hardware access here is a single 8-byte MMIO operation.

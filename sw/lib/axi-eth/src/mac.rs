@@ -1,4 +1,4 @@
-//! Bring-up of the AXI Ethernet (PG138) and its PHY over MDIO, in the order board-axu15eg.md
+//! Bring-up of the AXI Ethernet (PG138) and its PHY over MDIO, in the order docs/board-axu15eg.md
 //! gives: wait for MgtRdy; options (receiver and transmitter off, no MAC interrupts); MDIO
 //! clock divisor; find the PHY; link (autonegotiation, KSZ9031 defaults advertise 1000FD);
 //! speed; unicast address; transmitter and receiver on. Every wait is bounded by the caller's

@@ -6,7 +6,7 @@
 //! rewritten afterwards.
 //!
 //! Coherence: on the board and in the simulation the DMA masters into Rocket's front bus, so
-//! its accesses are coherent with the L1 caches (board-axu15eg.md, "DMA path"); ordering is
+//! its accesses are coherent with the L1 caches (docs/board-axu15eg.md, "DMA path"); ordering is
 //! all the driver needs: a release fence before the tail register write makes the descriptor
 //! visible first (`Regs::write` orders memory before the device access), an acquire fence
 //! after reading a complete bit makes the buffer's bytes visible. A non-coherent path (the DMA

@@ -54,7 +54,7 @@ pub struct Plic {
     /// `interrupts-extended`: the entry naming the hart's controller with cause 9).
     pub s_context: [Option<u16>; MAX_HARTS],
     /// The context that raises each hart's user external interrupt (mip.UEIP, cause 8), by
-    /// hart id: our SoC's user-level device interrupts (uintr-spec.md section 1); none on QEMU.
+    /// hart id: our SoC's user-level device interrupts (docs/uintr-spec.md section 1); none on QEMU.
     pub u_context: [Option<u16>; MAX_HARTS],
 }
 

@@ -1,4 +1,4 @@
-//! Async IPC over shared-memory rings (issue #16, `../shared/docs/system.md` "Async IPC"): a
+//! Async IPC over shared-memory rings (issue #16; design notes: `docs/perf/async-ipc.md`): a
 //! channel is one shared memory region ([`ChanMem`]) holding a small header (each side's
 //! open/closed word) and two `aring` rings, requests and replies, plus a U-notification each
 //! way.

@@ -8,7 +8,7 @@ import freechips.rocketchip.interrupts._
 import freechips.rocketchip.regmapper._
 import freechips.rocketchip.tilelink._
 
-/** The user-interrupt controller (uintr-spec.md section 4), a TileLink register router in the
+/** The user-interrupt controller (docs/uintr-spec.md section 4), a TileLink register router in the
   * style of rocket-chip's CLINT.
   *
   * Slot s occupies [base + 32*s, base + 32*s + 32):
@@ -17,8 +17,9 @@ import freechips.rocketchip.tilelink._
   *   +0x10 HIGH  read: pending, and clear it; write: pending |= data
   *   +0x18 ACT   bit0 Active                                               (read/write)
   *
-  * Besides MMIO, each hart has a direct core port ([[UintcCoreIO]], io.core(h)) through which a
-  * future per-tile `uipi` unit performs send/read/write/(de)activate without a bus round trip.
+  * Besides MMIO, each hart has a direct core port ([[UintcCoreIO]], io.core(h)) through which its
+  * tile's `uipi` unit ([[UipiRoCC]]) performs send/read/write/(de)activate without a bus round
+  * trip.
   * Every source may hit the same slot in the same cycle; the update rule
   *     pending' = (cleared ? 0 : pending) | (all bits set this cycle)
   * means a bit set in the cycle of a read-to-clear stays pending for the next read. Two

@@ -4,7 +4,7 @@ import freechips.rocketchip.config.Field
 import freechips.rocketchip.diplomacy.AddressSet
 import uintr.platform.Platform
 
-/** Register layout of one UINTC slot (uintr-spec.md section 4). All numbers come from
+/** Register layout of one UINTC slot (docs/uintr-spec.md section 4). All numbers come from
   * platform/platform.toml so that the kernel, the harness and the RTL cannot drift apart. */
 object UINTCConsts {
   val slotBytes: Int   = Platform.uintc.SLOT_BYTES.toInt

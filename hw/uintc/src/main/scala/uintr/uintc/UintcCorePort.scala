@@ -4,8 +4,8 @@ import chisel3._
 import chisel3.util._
 import uintr.platform.Platform
 
-/** Operation codes on the core port. They are the `uipi` funct7 values (uintr-spec.md section 2)
-  * so that a RoCC unit can forward funct7 unchanged. */
+/** Operation codes on the core port. They are the `uipi` funct7 values (docs/uintr-spec.md
+  * section 2), so the `uipi` RoCC unit ([[UipiRoCC]]) forwards funct7 unchanged. */
 object UintcOp {
   val width = 3
   val send       = Platform.uipi.SEND.U(width.W)        // pending |= 1 << data[5:0]
@@ -15,7 +15,7 @@ object UintcOp {
   val deactivate = Platform.uipi.DEACTIVATE.U(width.W)  // Active := 0
 }
 
-/** A request from a core (the future per-tile `uipi` RoCC unit) to the UINTC.
+/** A request from a core (its tile's `uipi` RoCC unit, [[UipiRoCC]]) to the UINTC.
   * The issuer has already done every permission check of the spec (suist/suirs Enable, table
   * bounds, entry Valid); the UINTC itself only drops requests whose slot is not implemented. */
 class UintcCoreReq extends Bundle {

@@ -8,7 +8,7 @@ import freechips.rocketchip.rocket.{M_XRD, UserIntr}
 import freechips.rocketchip.tile._
 import uintr.platform.Platform
 
-/** The `uipi` instruction family (uintr-spec.md section 2) as a RoCC unit, one per tile.
+/** The `uipi` instruction family (docs/uintr-spec.md section 2) as a RoCC unit, one per tile.
   *
   *   .insn r OPCODE, FUNCT3, op, rd, rs1, x0     op = funct7: 0 send, 1 read, 2 write,
   *                                                3 activate, 4 deactivate
