@@ -34,7 +34,6 @@ board figure and the goal.
 import argparse
 import csv
 import os
-import platform
 import shlex
 import subprocess
 import sys
@@ -42,8 +41,11 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from net_test import Fail, Qemu  # noqa: E402
 import rtl_net  # noqa: E402
+from uintr import Fail, plot as plots, qemu  # noqa: E402
+from uintr.qemu import Qemu  # noqa: E402
+from uintr.records import cpu_model  # noqa: E402
+from uintr.sim import RtlSim  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONNECTIONS = [1, 2, 4, 8, 16, 32, 64, 128]
@@ -66,16 +68,6 @@ GOAL_CPR4 = 10_000
 RTL_CONNECTIONS = [1, 4, 16]
 # Columns an RTL row adds to the load client's.
 RTL_COLUMNS = ["cycles_per_request", "server_requests", "cycles", "elapsed_cycles_per_request"]
-
-
-def cpu_model():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def run_point(a, port, conns, variant, harts, out_rows):
@@ -134,7 +126,7 @@ def run_rtl(a, images):
     for spec in images:
         variant, _, image = spec.partition("=")
         log = os.path.join(a.out, f"tcp-rtl-{variant}.log")
-        sim = rtl_net.RtlSim(a.sim, image, a.guest_port, log, a.max_cycles, a.lock, progress=250_000,
+        sim = RtlSim(a.sim, image, a.guest_port, log, a.max_cycles, a.lock, progress=250_000,
                              extra=shlex.split(a.sim_args))
         try:
             m = sim.wait_for(r"\[tcp-server\] .*listening on", a.boot_timeout)
@@ -200,10 +192,7 @@ def ratios(rows, harts):
 
 
 def plot(rows, outdir):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = plots.pyplot()
     styles = {("async", 1): "o-", ("async", 4): "s-", ("sync", 1): "o--", ("sync", 4): "s--"}
     colors = {("async", 1): "C0", ("async", 4): "C1", ("sync", 1): "C2", ("sync", 4): "C3"}
     for metric, fname, ylabel in [("requests_per_s", "tcp_rps.png", "requests/s"), ("p99_us", "tcp_p99.png", "p99 latency (ms)")]:
@@ -225,16 +214,12 @@ def plot(rows, outdir):
             for variant, ms in PUBLISHED_LAT16_MS.items():
                 ax.plot([16], [ms], "x", markersize=10, label=f"published {variant} latency at 16 (FPGA)")
             ax.set_yscale("log")
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(CONNECTIONS)
-        ax.set_xticklabels([str(c) for c in CONNECTIONS])
+        plots.log2_axis(ax, CONNECTIONS)
         ax.set_xlabel("connections")
         ax.set_ylabel(ylabel)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(os.path.join(outdir, fname), dpi=120)
-        plt.close(fig)
+        plots.save(fig, os.path.join(outdir, fname))
     if not any(r.get("target") == "rtl" for r in rows):
         return
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
@@ -244,17 +229,13 @@ def plot(rows, outdir):
             ax.plot([c for c, _ in pts], [v for _, v in pts], st, label=f"ours {variant}, 4-core RTL (elapsed cycles per 64 B request, timer)")
     ax.plot([4], [PUBLISHED_CPR4], "x", markersize=10, label="published async at 4 (board, 100 MHz)")
     ax.axhline(GOAL_CPR4, color="gray", linestyle=":", label=f"goal at 4 connections (<= {GOAL_CPR4})")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(RTL_CONNECTIONS)
-    ax.set_xticklabels([str(c) for c in RTL_CONNECTIONS])
+    plots.log2_axis(ax, RTL_CONNECTIONS)
     ax.set_yscale("log")
     ax.set_xlabel("connections")
     ax.set_ylabel("elapsed cycles per request (RTL, 100 MHz)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(os.path.join(outdir, "tcp_rtl_cycles.png"), dpi=120)
-    plt.close(fig)
+    plots.save(fig, os.path.join(outdir, "tcp_rtl_cycles.png"))
 
 
 def fmt(x, spec=".2f"):
@@ -336,6 +317,7 @@ def main():
     ap.add_argument("--rtl-timeout", type=int, default=300, help="rtl: wall seconds a single request may take")
     ap.add_argument("--rtl-wall", type=int, default=720, help="rtl: no new point (after the first) once a simulation has run this many wall seconds")
     a = ap.parse_args()
+    plots.need_matplotlib("bench-tcp")
     images = a.image or [f"async={os.path.join(ROOT, 'build', 'sw', 'image-net-async.bin')}",
                          f"sync={os.path.join(ROOT, 'build', 'sw', 'image-net-sync.bin')}"]
     os.makedirs(a.out, exist_ok=True)
@@ -357,7 +339,7 @@ def main():
         note = (f"Host: {os.cpu_count()} CPUs ({cpu_model()}), shared with other jobs; load average "
                 f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1/5/15 min) at the start, each point's 1-minute load in "
                 f"its row; {a.size}-byte requests, {a.duration:g} s per point after a {a.warmup:g} s warm-up; "
-                f"QEMU {os.popen('qemu-system-riscv64 --version').read().split(chr(10))[0].split('version ')[-1]} with "
+                f"QEMU {qemu.version()} with "
                 f"{'one TCG thread for all vCPUs' if a.tcg == 'single' else 'a TCG thread per vCPU'}. "
                 f"On 4 harts the net server and the TCP server run on harts 1 and 2.")
         print(f"bench-tcp: {note}", flush=True)
@@ -399,14 +381,7 @@ def main():
     for h, r in ((1, r1), (4, r4)) if not a.plot_only and a.target == "qemu" else ():
         print(f"bench-tcp: {h} hart(s): async/sync requests/s at 4 connections {fmt(r['rps4'])}x (goal >= {GOALS['rps4']}x), "
               f"at 32 {fmt(r['rps32'])}x (goal >= {GOALS['rps32']}x); p99 at 16 {fmt(r['p99_16'])}x (goal <= {GOALS['p99_16']}x)")
-    try:
-        plot(rows, a.out)
-    except ImportError:
-        # The Debian python has matplotlib (scripts/deps.sh) when this one does not.
-        if sys.executable != "/usr/bin/python3" and os.path.exists("/usr/bin/python3"):
-            subprocess.run(["/usr/bin/python3", __file__, "--plot-only", "--out", a.out], check=True)
-            return
-        sys.exit("bench-tcp: matplotlib is missing (make deps installs python3-matplotlib)")
+    plot(rows, a.out)
     rtl_png = ", tcp_rtl_cycles.png" if any(r.get("target") == "rtl" for r in rows) else ""
     print(f"bench-tcp: {out_csv}, tcp.md, tcp_rps.png, tcp_p99.png{rtl_png} in {a.out}")
 

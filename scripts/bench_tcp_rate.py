@@ -21,9 +21,9 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_tcp import PUBLISHED_LAT16_MS, cpu_model  # noqa: E402
-from ipc_bench import need_matplotlib  # noqa: E402
-from net_test import Fail, Qemu  # noqa: E402
+from bench_tcp import PUBLISHED_LAT16_MS  # noqa: E402
+from uintr import Fail, plot as plots, qemu, records  # noqa: E402
+from uintr.qemu import Qemu  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RATES = [250, 500, 1000, 2000, 4000, 8000, 16000, 32000]
@@ -32,11 +32,6 @@ RATES = [250, 500, 1000, 2000, 4000, 8000, 16000, 32000]
 BEHIND = 0.8
 FIELDS = ["variant", "harts", "connections", "offered_rate", "requests_per_s", "requests", "unsent", "p50_us", "p90_us",
           "p99_us", "p999_us", "max_us", "errors", "load1"]
-
-
-def revision():
-    r = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True, text=True)
-    return r.stdout.strip() or "unknown"
 
 
 def run_point(a, port, variant, rate):
@@ -75,25 +70,22 @@ def sweep(a, variant, image):
     return rows
 
 
-def record(row, a, rev, qemu):
+def record(row, a, rev, qemu_version):
     """The point as a bench/results record."""
     return {
         "revision": rev, "date": datetime.date.today().isoformat(), "target": f"qemu-{a.harts}",
         "bench": "tcp-rate (open loop)",
-        "configuration": (f"{row['variant']} network system, {a.harts} harts, QEMU {qemu} with one TCG thread; loadgen open loop "
+        "configuration": (f"{row['variant']} network system, {a.harts} harts, QEMU {qemu_version} with one TCG thread; loadgen open loop "
                           f"--rate {row['offered_rate']} over {a.connections} connections, {a.size} B requests, "
                           f"{a.duration:g} s after {a.warmup:g} s warm-up, latency from each request's due time; host "
-                          f"{os.cpu_count()} CPUs ({cpu_model()}) shared with other jobs, load average {row['load1']} at the start"),
+                          f"{os.cpu_count()} CPUs ({records.cpu_model()}) shared with other jobs, load average {row['load1']} at the start"),
         **{k: row[k] for k in ("variant", "offered_rate", "requests_per_s", "requests", "unsent", "p50_us", "p90_us",
                                "p99_us", "p999_us", "max_us", "errors")},
     }
 
 
 def plot(rows, out):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = plots.pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
     colors = {"async": "C0", "sync": "C3"}
     for variant in sorted({r["variant"] for r in rows}):
@@ -112,9 +104,7 @@ def plot(rows, out):
     ax.set_ylabel("latency from the due time (ms)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "tcp_latency.png"), dpi=120)
-    plt.close(fig)
+    plots.save(fig, os.path.join(out, "tcp_latency.png"))
 
 
 def main():
@@ -132,7 +122,7 @@ def main():
     ap.add_argument("--record", help="also append the records to this JSONL file (bench/results/tcp.jsonl)")
     ap.add_argument("--plot-only", action="store_true", help="redraw tcp_latency.png from tcp_rate.csv")
     a = ap.parse_args()
-    need_matplotlib("bench-tcp")
+    plots.need_matplotlib("bench-tcp")
     if a.plot_only:
         with open(os.path.join(a.out, "tcp_rate.csv")) as f:
             plot(list(csv.DictReader(f)), a.out)
@@ -140,7 +130,7 @@ def main():
     a.rates = [int(r) for r in a.rates.split(",")]
     os.makedirs(a.out, exist_ok=True)
     os.environ["SMP"] = str(a.harts)
-    qemu = subprocess.run(["qemu-system-riscv64", "--version"], capture_output=True, text=True).stdout.split("version ")[-1].split()[0]
+    qemu_version = qemu.version().split()[0]
     print(f"bench-tcp: open loop, {a.harts} harts, {a.connections} connections, rates {a.rates} requests/s", flush=True)
     rows = []
     for spec in a.image:
@@ -155,14 +145,12 @@ def main():
         w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
-    rev = revision()
-    records = [json.dumps(record(r, a, rev, qemu)) for r in rows]
+    rev = records.revision()
+    points = [record(r, a, rev, qemu_version) for r in rows]
     paths = [os.path.join(a.out, "tcp_rate.jsonl")] + ([a.record] if a.record else [])
-    with open(paths[0], "w") as f:
-        f.write("\n".join(records) + "\n")
+    records.write(paths[0], points)
     if a.record:
-        with open(a.record, "a") as f:
-            f.write("\n".join(records) + "\n")
+        records.write(a.record, points, append=True)
     plot(rows, a.out)
     print(f"bench-tcp: {', '.join(paths)}, tcp_rate.csv, tcp_latency.png, tcp_rate-*.hgrm in {a.out}")
 

@@ -11,11 +11,12 @@ import concurrent.futures
 import os
 import tomllib
 import re
-import subprocess
 import sys
 import tempfile
-import threading
 import time
+
+from uintr import qemu, sim as simulator, watch
+from uintr.results import all_fields
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # A hang guard, not a speed limit: the 4-hart suite takes ~5 s with two free host cores but
@@ -97,7 +98,7 @@ def expect_ipc_bench(works, concurrency):
     and count itself (its verdict), and reported what the points say about the paths taken."""
     def check(out):
         problems = expect_healthy_boot(4)(out)
-        rows = [dict(kv.split("=", 1) for kv in l.split()[1:]) for l in out.splitlines() if l.startswith("result ")]
+        rows = all_fields(out)
         got = {(r["variant"], int(r["concurrency"]), r["work"]) for r in rows}
         want = {(v, 1, w) for v in ("sync-slow", "sync-fast", "sync-cross") for w in works}
         want |= {(v, c, w) for v in ("async-same", "async-cross") for c in concurrency for w in works}
@@ -127,7 +128,7 @@ def expect_mem_bench(concurrency):
     the access to an unmapped page faulted (the root task's check)."""
     def check(out):
         problems = expect_healthy_boot(4)(out)
-        rows = [dict(kv.split("=", 1) for kv in l.split()[1:]) for l in out.splitlines() if l.startswith("result ")]
+        rows = all_fields(out)
         got = {(r["mode"], r["placement"], int(r["concurrency"])) for r in rows}
         # Async phases run where the build has async system calls; else the client says so.
         phases = [("sync", "one-hart"), ("sync", "two-harts")]
@@ -247,7 +248,6 @@ def sim_cases(image, sim, harts, suite_image=None, bench_image=None):
 # every SIM_PROGRESS_CYCLES (~25-50 s at 20-40 kHz), and the latest is echoed every PROGRESS_S.
 SIM_PROGRESS_CYCLES = 1_000_000
 PROGRESS_S = 30
-SIM_PROGRESS = re.compile(r"^\[sim\] (\d+) cycles, ([\d.]+) kHz")
 
 
 def progress_line(name, elapsed, latest):
@@ -259,38 +259,18 @@ def progress_line(name, elapsed, latest):
 def run_watched(cmd, env, timeout, name, progress):
     """Run `cmd` to its end or `timeout` (then killed): (output, exit status or "timeout").
     With `progress`, print the simulation's latest cycle count every PROGRESS_S seconds."""
-    p = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    chunks, latest = [], [None]
+    latest = [None]
 
-    def read():
-        for raw in p.stdout:
-            line = raw.decode(errors="replace")
-            chunks.append(line)
-            m = SIM_PROGRESS.match(line)
-            if m:
-                latest[0] = (int(m.group(1)), float(m.group(2)))
+    def on_line(line):
+        m = simulator.PROGRESS.match(line)
+        if m:
+            latest[0] = (int(m.group(1)), float(m.group(2)))
 
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    start = time.monotonic()
-    deadline, next_report = start + timeout, start + PROGRESS_S
-    while True:
-        try:
-            status = p.wait(timeout=max(0.1, min(deadline, next_report) - time.monotonic()))
-            break
-        except subprocess.TimeoutExpired:
-            now = time.monotonic()
-            if now >= deadline:
-                p.kill()
-                p.wait()
-                status = "timeout"
-                break
-            if now >= next_report:
-                next_report += PROGRESS_S
-                if progress:
-                    print(progress_line(name, now - start, latest[0]), flush=True)
-    reader.join()
-    return "".join(chunks), status
+    def on_tick(elapsed):
+        if progress:
+            print(progress_line(name, elapsed, latest[0]), flush=True)
+
+    return watch.run_watched(cmd, timeout, env=env, on_line=on_line, tick_s=PROGRESS_S, on_tick=on_tick)
 
 
 # The bounded TCP exchange from the host into the RTL (rtl_net.exchange): the network system's RTL
@@ -303,7 +283,7 @@ def run_net_case(name, sim, image, loadgen):
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="boot-test-net.") as d:
         ok, lines = rtl_net.exchange(sim, image, loadgen, os.path.join(d, "sim.log"), max_cycles=NET_MAX_CYCLES,
-                                     boot_timeout=NET_MAX_CYCLES // SIM_MIN_HZ,
+                                     boot_timeout=simulator.wall_limit(NET_MAX_CYCLES, SIM_MIN_HZ),
                                      report=lambda t, latest: print(progress_line(name, t, latest), flush=True))
     verdict = "ok" if ok else "FAILED"
     print("\n".join([f"boot-test {name:<28} {time.monotonic() - start:5.1f}s  {verdict}"] + ["  " + l for l in lines]),
@@ -315,11 +295,11 @@ def run_case(name, env, image, extra, want_status, check, sim=None):
     if sim:
         given = [int(a.split("=", 1)[1]) for a in extra if a.startswith("+max-cycles=")]
         cycles = given[-1] if given else SIM_MAX_CYCLES
-        cmd = [sim, f"+image={image}", f"+max-cycles={cycles}", f"+progress={SIM_PROGRESS_CYCLES}"]
-        cmd += [a for a in extra if not a.startswith("+max-cycles=")]
-        timeout = cycles // SIM_MIN_HZ
+        cmd = simulator.command(sim, image, cycles, progress=SIM_PROGRESS_CYCLES,
+                                extra=[a for a in extra if not a.startswith("+max-cycles=")])
+        timeout = simulator.wall_limit(cycles, SIM_MIN_HZ)
     else:
-        cmd, timeout = [os.path.join(HERE, "qemu.sh"), image] + extra, TIMEOUT_S
+        cmd, timeout = qemu.command(image, extra), TIMEOUT_S
     start = time.monotonic()
     out, status = run_watched(cmd, {**os.environ, **env}, timeout, name, progress=bool(sim))
     elapsed = time.monotonic() - start

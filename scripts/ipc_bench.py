@@ -12,12 +12,12 @@ Exit status 0 only if the run ended with the benchmark's verdict "ok" (every rep
 import argparse
 import csv
 import os
-import re
-import subprocess
 import sys
-import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from uintr import plot as plots, qemu, sim
+from uintr.bench import follow
+from uintr.results import PREFIX, fields
+
 COLUMNS = ["target", "variant", "concurrency", "work", "cycles_per_ipc", "notifications_per_ipc",
            "kernel_entries_per_ipc", "fastpath_per_ipc", "calls", "published_cycles_per_ipc"]
 VARIANTS = ["sync-slow", "sync-fast", "sync-cross", "async-same", "async-cross"]
@@ -39,37 +39,6 @@ LABELS = {
 # slowest simulator speed accepted, which turns that into a wall-clock limit.
 MAX_CYCLES = 150_000_000
 SIM_MIN_HZ = 15_000
-RESULT = re.compile(r"^result (.*)$")
-
-
-def run(cmd, log_path, timeout, tag="bench-ipc", describe=None, echo=("[ipc-bench]",)):
-    """Run the image, echo progress, keep the whole console log; returns the log text.
-    `describe(fields)` words a result line's progress, `echo` the prefixes of lines shown."""
-    start = time.monotonic()
-    lines = []
-    with open(log_path, "w") as log:
-        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        points = 0
-        try:
-            for raw in p.stdout:
-                line = raw.decode(errors="replace").rstrip("\n")
-                log.write(line + "\n")
-                log.flush()
-                lines.append(line)
-                t = time.monotonic() - start
-                if line.startswith("result "):
-                    points += 1
-                    f = dict(kv.split("=", 1) for kv in line.split()[1:])
-                    print(f"[{tag}] {t / 60:5.1f} min  point {points:2d}: {(describe or describe_ipc)(f)}", flush=True)
-                elif line.startswith(echo) or "PANIC" in line or line.startswith("[sim]"):
-                    print(f"[{tag}] {t / 60:5.1f} min  {line}", flush=True)
-                if t > timeout:
-                    p.kill()
-                    print(f"[{tag}] timed out after {t:.0f} s", flush=True)
-                    break
-        finally:
-            p.wait()
-    return "\n".join(lines)
 
 
 def describe_ipc(f):
@@ -77,26 +46,12 @@ def describe_ipc(f):
             f"{f['notifications_per_ipc']} notif  {f['kernel_entries_per_ipc']} entries")
 
 
-def need_matplotlib(tool):
-    """Import matplotlib, or re-run this script under the system Python that has it."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        # scripts/deps.sh installs the Debian package: use the system Python that has it when
-        # another python3 comes first in PATH (pyenv, a venv).
-        system = "/usr/bin/python3"
-        if os.path.realpath(sys.executable) != os.path.realpath(system) and os.path.exists(system):
-            os.execv(system, [system] + sys.argv)
-        sys.exit(f"{tool}: matplotlib is missing (make deps installs python3-matplotlib)")
-
-
 def parse(text):
     rows = []
     for line in text.splitlines():
-        m = RESULT.match(line.strip())
-        if not m:
+        if not line.strip().startswith(PREFIX):
             continue
-        f = dict(kv.split("=", 1) for kv in m.group(1).split())
+        f = fields(line.strip())
         conc = int(f["concurrency"])
         pub = PUBLISHED.get(f["variant"], {}).get(conc) if f["work"] == PUBLISHED_WORK else None
         rows.append({**f, "concurrency": conc, "cycles_per_ipc": int(f["cycles_per_ipc"]),
@@ -136,10 +91,7 @@ def write_table(rows, path):
 
 
 def plot(rows, out_dir, target):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = plots.pyplot()
     colors = {"sync-slow": "tab:red", "sync-fast": "tab:green", "sync-cross": "tab:purple",
               "async-same": "tab:blue", "async-cross": "tab:orange"}
     written = []
@@ -163,9 +115,7 @@ def plot(rows, out_dir, target):
                 else:
                     ax.plot([p[0] for p in pub], [p[1] for p in pub], "s:", color=colors[v], alpha=0.6,
                             markerfacecolor="none", label=f"published: {LABELS[v]}")
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(concs)
-        ax.set_xticklabels([str(c) for c in concs])
+        plots.log2_axis(ax, concs)
         ax.set_yscale("log")
         ax.set_xlabel("concurrent requests (client coroutines)")
         ax.set_ylabel("cycles per IPC")
@@ -173,11 +123,7 @@ def plot(rows, out_dir, target):
                      + (" (published: FPGA, 4x Rocket)" if work == PUBLISHED_WORK else ""))
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-        fig.tight_layout()
-        path = os.path.join(out_dir, f"ipc-{work}.png")
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        written.append(path)
+        written.append(plots.save(fig, os.path.join(out_dir, f"ipc-{work}.png")))
 
     # Notifications and kernel entries per IPC of the async variants (matmul4 where present).
     work = PUBLISHED_WORK if any(r["work"] == PUBLISHED_WORK for r in rows) else rows[0]["work"]
@@ -190,24 +136,17 @@ def plot(rows, out_dir, target):
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=colors[v], label=LABELS[v])
             elif pts:
                 ax.axhline(pts[0][1], color=colors[v], linestyle="--", label=LABELS[v])
-        ax.set_xscale("log", base=2)
-        cs = sorted({r["concurrency"] for r in rows})
-        ax.set_xticks(cs)
-        ax.set_xticklabels([str(c) for c in cs])
+        plots.log2_axis(ax, sorted({r["concurrency"] for r in rows}))
         ax.set_xlabel("concurrent requests")
         ax.set_title(f"{title} (work = {work})")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = os.path.join(out_dir, "ipc-overheads.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    written.append(path)
+    written.append(plots.save(fig, os.path.join(out_dir, "ipc-overheads.png")))
     return written
 
 
 def main():
-    need_matplotlib("bench-ipc")
+    plots.need_matplotlib("bench-ipc")
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--image")
     ap.add_argument("--out", required=True)
@@ -226,12 +165,12 @@ def main():
         if args.target == "rtl":
             if not args.sim:
                 ap.error("--sim is required for target rtl")
-            cmd = ["nice", "-n", "5", args.sim, f"+image={args.image}", f"+max-cycles={args.max_cycles}"]
-            timeout = args.max_cycles / SIM_MIN_HZ
+            cmd = sim.command(args.sim, args.image, args.max_cycles, nice=sim.NICE)
+            timeout = sim.wall_limit(args.max_cycles, SIM_MIN_HZ)
         else:
-            cmd, timeout = [os.path.join(HERE, "qemu.sh"), args.image], 900
+            cmd, timeout = qemu.command(args.image), 900
         print(f"[bench-ipc] running {' '.join(cmd)} (log: {log})", flush=True)
-        text = run(cmd, log, timeout)
+        text = follow(cmd, log, timeout, "bench-ipc", describe_ipc, ("[ipc-bench]",))
     rows = parse(text)
     if not rows:
         sys.exit("bench-ipc: no result lines")

@@ -27,15 +27,14 @@ import argparse
 import csv
 import datetime
 import glob
-import json
 import os
 import re
-import subprocess
 import sys
 
-from ipc_bench import need_matplotlib, run
+from uintr import plot as plots, qemu, records, sim
+from uintr.bench import follow
+from uintr.results import PREFIX, fields
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 COLUMNS = ["target", "mode", "placement", "concurrency", "cycles_per_pair", "kernel_entries_per_syscall", "pairs",
            "published_cycles_per_pair"]
 # Then busy_cycles_per_pair_hartN, one per hart index of the rows.
@@ -90,9 +89,9 @@ def describe(f):
 def parse(text):
     rows = []
     for line in text.splitlines():
-        if not line.startswith("result "):
+        if not line.startswith(PREFIX):
             continue
-        f = dict(kv.split("=", 1) for kv in line.split()[1:])
+        f = fields(line)
         if "placement" not in f:
             continue  # a log from before placements (mode and harts)
         key, conc = (f["mode"], f["placement"]), int(f["concurrency"])
@@ -173,17 +172,6 @@ def keys(rows):
     return [k for k in PHASES if k in have] + sorted(have - set(PHASES))
 
 
-def revision():
-    try:
-        rev = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                             check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", HERE, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, check=True).stdout.strip()
-        return rev + ("-dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def when(log):
     """A run's date: when its log was last written (UTC)."""
     t = datetime.datetime.fromtimestamp(os.path.getmtime(log), datetime.timezone.utc)
@@ -193,21 +181,16 @@ def when(log):
 def write_jsonl(rows, path, target, rev):
     """One record per point (bench/results/mem.jsonl takes these lines); `rev` is the images'
     (a gathered log of another revision is not told apart)."""
-    with open(path, "w") as f:
-        for r in rows:
-            f.write(json.dumps({
-                "revision": rev, "date": r["date"], "target": "rtl-4core" if target == "rtl" else target,
-                "placement": r["placement"], "variant": r["mode"], "concurrency": r["concurrency"],
-                "cycles_per_pair": r["cycles_per_pair"], "busy_cycles_per_pair": r["busy"],
-                "kernel_entries_per_call": r["kernel_entries_per_syscall"], "pairs": int(r["pairs"]),
-            }) + "\n")
+    records.write(path, ({
+        "revision": rev, "date": r["date"], "target": "rtl-4core" if target == "rtl" else target,
+        "placement": r["placement"], "variant": r["mode"], "concurrency": r["concurrency"],
+        "cycles_per_pair": r["cycles_per_pair"], "busy_cycles_per_pair": r["busy"],
+        "kernel_entries_per_call": r["kernel_entries_per_syscall"], "pairs": int(r["pairs"]),
+    } for r in rows))
 
 
 def plot(rows, out_dir, target):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = plots.pyplot()
     # Ticks at our points and the published ones (a partial RTL sweep still shows the curves).
     concs = sorted({r["concurrency"] for r in rows} | {c for t in PUBLISHED.values() for c in t})
     written = []
@@ -228,9 +211,7 @@ def plot(rows, out_dir, target):
                         markerfacecolor="none", label=f"published: {label(k)}")
         if key == "kernel_entries_per_syscall":
             ax.axhspan(1, 3, color="grey", alpha=0.15, label="published async: ~1-3 %")
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(concs)
-        ax.set_xticklabels([str(c) for c in concs])
+        plots.log2_axis(ax, concs)
         ax.set_yscale("log")
         ax.set_xlabel("concurrent client coroutines")
         ax.set_ylabel(ylabel)
@@ -238,11 +219,7 @@ def plot(rows, out_dir, target):
                      + (" - QEMU: host time, ratios only" if target == "qemu" else ""))
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-        fig.tight_layout()
-        path = os.path.join(out_dir, name)
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        written.append(path)
+        written.append(plots.save(fig, os.path.join(out_dir, name)))
     return written
 
 
@@ -254,7 +231,7 @@ def profile_args(image, log):
 
 
 def main():
-    need_matplotlib("bench-mem")
+    plots.need_matplotlib("bench-mem")
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--images", nargs="+", help="the images to run, one after the other")
     ap.add_argument("--out", required=True)
@@ -283,16 +260,14 @@ def main():
                 if not args.sim:
                     ap.error("--sim is required for target rtl")
                 cycles = point_cycles(image) or args.max_cycles
-                cmd = (["flock", args.lock] if args.lock else []) + \
-                      ["nice", "-n", "5", args.sim, f"+image={image}", f"+max-cycles={cycles}"]
-                if args.profile:
-                    cmd += profile_args(image, log)
+                cmd = sim.command(args.sim, image, cycles, extra=profile_args(image, log) if args.profile else (),
+                                  nice=sim.NICE, lock=args.lock)
                 # Waiting for the lock counts too: another hour for that.
-                timeout = cycles / SIM_MIN_HZ + (3600 if args.lock else 0)
+                timeout = sim.wall_limit(cycles, SIM_MIN_HZ) + (3600 if args.lock else 0)
             else:
-                cmd, timeout = [os.path.join(HERE, "qemu.sh"), image], 900
+                cmd, timeout = qemu.command(image), 900
             print(f"[bench-mem] running {' '.join(cmd)} (log: {log})", flush=True)
-            texts.append(run(cmd, log, timeout, tag="bench-mem", describe=describe, echo=("[mem-bench]", "[mem-server]")))
+            texts.append(follow(cmd, log, timeout, "bench-mem", describe, ("[mem-bench]", "[mem-server]")))
             dates.append(when(log))
     verdicts = texts
     if args.gather:
@@ -312,7 +287,7 @@ def main():
     jsonl_path = os.path.join(args.out, "mem.jsonl")
     write_csv(rows, csv_path)
     write_table(rows, md_path, target)
-    write_jsonl(rows, jsonl_path, target, args.revision or revision())
+    write_jsonl(rows, jsonl_path, target, args.revision or records.revision())
     pngs = plot(rows, args.out, target)
     print(open(md_path).read())
     print(f"[bench-mem] {len(rows)} points: {csv_path}, {md_path}, {jsonl_path}, {', '.join(pngs)}")

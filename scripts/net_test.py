@@ -25,7 +25,6 @@ for the TCP server to listen, then from the host:
 Any failure prints the reason and the tail of the QEMU log and exits 1.
 """
 import argparse
-import json
 import os
 import random
 import re
@@ -35,90 +34,14 @@ import subprocess
 import sys
 import time
 
+from uintr import Fail
+from uintr.hostnet import loadgen
+from uintr.qemu import Qemu
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GUEST_IP = bytes([10, 0, 2, 15])
 GATEWAY_IP = bytes([10, 0, 2, 2])
 GUEST_MAC = bytes.fromhex("525400123456")
-
-
-class Fail(Exception):
-    pass
-
-
-def free_port(kind=socket.SOCK_STREAM):
-    s = socket.socket(socket.AF_INET, kind)
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-class Qemu:
-    def __init__(self, image, guest_port, log_path, inject=True, extra=()):
-        """`inject`: also a dgram netdev on the NIC's hub, for raw frames (`frame`); `extra`: more
-        QEMU arguments."""
-        self.host_port = free_port()
-        self.qemu_dgram = free_port(socket.SOCK_DGRAM)
-        self.inject = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.inject.bind(("127.0.0.1", 0))
-        mine = self.inject.getsockname()[1]
-        user = ["-netdev", f"user,id=n0,hostfwd=tcp:127.0.0.1:{self.host_port}-:{guest_port}"]
-        if inject:
-            net = user + [
-                "-netdev", f"dgram,id=g0,local.type=inet,local.host=127.0.0.1,local.port={self.qemu_dgram},"
-                           f"remote.type=inet,remote.host=127.0.0.1,remote.port={mine}",
-                "-netdev", "hubport,id=hp0,hubid=0",
-                "-netdev", "hubport,id=hp1,hubid=0,netdev=n0",
-                "-netdev", "hubport,id=hp2,hubid=0,netdev=g0",
-                "-device", "virtio-net-device,netdev=hp0,event_idx=off",
-            ]
-        else:
-            net = user + ["-device", "virtio-net-device,netdev=n0,event_idx=off"]
-        args = [os.path.join(ROOT, "scripts", "qemu.sh"), image] + net + list(extra)
-        self.log_path = log_path
-        self.log = open(log_path, "wb")
-        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
-                                     env=dict(os.environ, SMP=os.environ.get("SMP", "4")))
-
-    def text(self):
-        with open(self.log_path, "rb") as f:
-            return f.read().decode(errors="replace")
-
-    def wait_for(self, pattern, timeout):
-        t0 = time.time()
-        while time.time() - t0 < timeout:
-            m = re.search(pattern, self.text())
-            if m:
-                return m
-            if self.proc.poll() is not None:
-                raise Fail(f"QEMU exited ({self.proc.returncode}) before '{pattern}'")
-            time.sleep(1)
-        raise Fail(f"no '{pattern}' within {timeout} s")
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        self.log.close()
-        self.inject.close()
-
-    def frame(self, data):
-        self.inject.sendto(data, ("127.0.0.1", self.qemu_dgram))
-
-
-def loadgen(binary, port, connections, requests, size, timeout, extra=(), wall=None):
-    """The load client's JSON result for `requests` requests over `connections` connections;
-    `wall` bounds the whole run (default: four per-request timeouts and two minutes)."""
-    r = subprocess.run([binary, "--port", str(port), "-c", str(connections), "-n", str(requests), "-s", str(size),
-                        "-w", "0", "-t", str(timeout), "-q", "--json", "-"] + list(extra),
-                       capture_output=True, text=True, timeout=wall if wall is not None else timeout * 4 + 120)
-    lines = [l for l in r.stdout.splitlines() if l.startswith("{")]
-    if not lines:
-        raise Fail(f"loadgen gave no result (exit {r.returncode}): {r.stderr.strip()[-500:]}")
-    return json.loads(lines[-1])
 
 
 def exchange(binary, port, size, timeout, what):

@@ -8,20 +8,20 @@ if any reply is missing or wrong, or if the TCP server's own count of the run di
 prints the simulated cycles the boot and the exchange took (from the harness's progress lines
 and the TCP server's rdcycle figures).
 
-`RtlSim` is also what `bench_tcp.py --target rtl` boots.
+`bench_tcp.py --target rtl` uses its patterns (RUN, ELAPSED) and loadgen_run.
 """
 import argparse
 import os
 import re
 import shlex
-import signal
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import net_test  # noqa: E402
-from net_test import Fail, free_port  # noqa: E402
+from uintr import Fail  # noqa: E402
+from uintr import hostnet  # noqa: E402
+from uintr.sim import RtlSim  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # "[tcp-server] run: N requests on C connections in X cycles, Y cycles per request"
@@ -29,91 +29,13 @@ RUN = re.compile(r"\[tcp-server\] run: (\d+) requests on (\d+) connections in (\
 # ... "; elapsed E cycles, P cycles per request (timer)": the same run on the timer (rdcycle does
 # not count a hart's cycles asleep in WFI; the timer does), when the TCP server has it mapped.
 ELAPSED = re.compile(r"elapsed (\d+) cycles, (\d+) cycles per request \(timer\)")
-PROGRESS = re.compile(r"\[sim\] (\d+) cycles, ([\d.]+) kHz")
-# How often wait_for hands its caller the latest progress line (`report`).
-REPORT_S = 30
-
-
-class RtlSim:
-    """One simulation of `image` with the host's 127.0.0.1:host_port forwarded to guest_port.
-    `lock`: a file to flock for the whole run (the shared RTL lock), or None."""
-
-    def __init__(self, sim, image, guest_port, log_path, max_cycles, lock=None, progress=1_000_000, extra=(),
-                 report=None):
-        """`report(seconds running, (cycles, kHz) or None)` is called every REPORT_S seconds
-        while wait_for waits."""
-        self.report = report
-        self.last_report = time.time()
-        self.host_port = free_port()
-        args = [sim, f"+image={image}", f"+hostfwd={self.host_port}:{guest_port}", f"+max-cycles={max_cycles}",
-                f"+progress={progress}"] + list(extra)
-        args = ["nice", "-n", "5"] + args
-        if lock:
-            args = ["flock", lock] + args
-        self.log_path = log_path
-        self.log = open(log_path, "wb")
-        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
-        self.t0 = None
-
-    def running_since(self):
-        """Wall time the simulation started (its first output: under `lock` it may wait long
-        before), or None while it has not."""
-        if self.t0 is None and os.path.getsize(self.log_path) > 0:
-            self.t0 = time.time()
-        return self.t0
-
-    def text(self):
-        with open(self.log_path, "rb") as f:
-            return f.read().decode(errors="replace")
-
-    def wait_for(self, pattern, timeout, start=0):
-        """The first match of `pattern` in the log from offset `start` on; `timeout` wall seconds
-        counted from now or from when the simulation started, whichever is later."""
-        t0 = time.time()
-        while True:
-            m = re.compile(pattern).search(self.text(), start)
-            if m:
-                return m
-            if self.proc.poll() is not None:
-                raise Fail(f"the simulation exited ({self.proc.returncode}) before '{pattern}' (log: {self.log_path})")
-            since = self.running_since()
-            if since is None:
-                t0 = time.time()
-            elif time.time() - max(t0, since) > timeout:
-                raise Fail(f"no '{pattern}' within {timeout} s (log: {self.log_path})")
-            if self.report and since is not None and time.time() - self.last_report >= REPORT_S:
-                self.last_report = time.time()
-                latest = list(PROGRESS.finditer(self.text()))
-                self.report(time.time() - since, (int(latest[-1].group(1)), float(latest[-1].group(2))) if latest else None)
-            time.sleep(1)
-
-    def cycles_at(self, offset):
-        """The simulated cycle count of the last progress line before log offset `offset`."""
-        c = [int(m.group(1)) for m in PROGRESS.finditer(self.text()[:offset])]
-        return c[-1] if c else 0
-
-    def stop(self):
-        """SIGINT first: the harness stops after the current cycle and prints each hart's state,
-        the region counts and the +profile file; then harder."""
-        if self.proc.poll() is None:
-            for sig, wait in ((signal.SIGINT, 60), (signal.SIGTERM, 20)):
-                self.proc.send_signal(sig)
-                try:
-                    self.proc.wait(wait)
-                    break
-                except subprocess.TimeoutExpired:
-                    pass
-            else:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
 
 
 def loadgen_run(binary, port, connections, requests, size, timeout, extra=()):
-    """net_test's load client run, its wall bound scaled to the simulation (each request may
+    """The load client's run, its wall bound scaled to the simulation (each request may
     take up to `timeout` seconds of host time)."""
-    return net_test.loadgen(binary, port, connections, requests, size, timeout, extra,
-                            wall=timeout * (requests + connections) + 120)
+    return hostnet.loadgen(binary, port, connections, requests, size, timeout, extra,
+                           wall=timeout * (requests + connections) + 120)
 
 
 def exchange(sim_bin, image, loadgen, log, guest_port=5555, size=64, requests=4, max_cycles=30_000_000,
