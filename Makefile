@@ -81,6 +81,10 @@ SW_OUT := $(CARGO_TARGET_DIR)/$(RUST_TARGET)/release
 KERNEL_OUT := $(CARGO_TARGET_DIR)/$(KERNEL_TARGET)/release
 # The network images' programs: cargo profile `net` (sw/Cargo.toml: release with fat LTO).
 NET_OUT := $(CARGO_TARGET_DIR)/$(RUST_TARGET)/net
+# The images' builder (scripts/mkimage.py) and the firmware and kernel every image starts from.
+MKIMAGE := python3 scripts/mkimage.py
+FIRMWARE_ELF := $(BUILD)/sw/firmware.elf
+KERNEL_ELF := $(BUILD)/sw/kernel.elf
 # The minimal root task's system (sw/apps/roottask): the boot tests' image. (IMAGE= is make
 # flash's: the file the board gets.)
 ROOT_IMAGE := $(BUILD)/sw/image.bin
@@ -109,6 +113,13 @@ MAX_CYCLES ?= 0
 FST ?=
 SIM_MAKE = $(MAKE) --no-print-directory -C hw/sim BUILD_DIR=$(BUILD) CACHE_DIR=$(CACHE_DIR)
 SIM_OPTS = CONFIG=$(SIM_CONFIG) CHECKED=$(CHECKED) TRACE=$(if $(FST),1,)
+# The simulator `make sim` builds for the knobs above; hw/sim's bin-path is the one place its
+# path is spelled out, so a recipe asks for it when it runs.
+SIM_BIN = $$($(SIM_MAKE) -s bin-path $(SIM_OPTS))
+# The simulator every other RTL target runs: 4 cores, the fast build (no TileLink monitors, no
+# trace); the rule that builds it, and its path.
+RTL_SIM_BUILD = $(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
+RTL_SIM = $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=)
 # The harness's profiler (hw/sim/README.md, "Profiler").
 PROFILE ?=
 PROFILE_ARGS = $(if $(PROFILE),+profile=$(abspath $(PROFILE)) $(if $(PROFILE_EVERY),+profile-every=$(PROFILE_EVERY),) \
@@ -159,17 +170,25 @@ constants: | $(DEPS_SW)
 
 # The processes of sw/image.toml other than the root task, packed into every image.
 PROCESS_ELFS := --elf hello-proc=$(BUILD)/sw/hello-proc.elf
+# $(call suite_image,root task ELF,image): a system of sw/image.toml (the minimal root task's, or
+# the kernel test suite's).
+suite_image = $(MKIMAGE) --manifest sw/image.toml --elf firmware=$(FIRMWARE_ELF) \
+  $(PROCESS_ELFS) --elf kernel=$(KERNEL_ELF) --elf roottask=$(1) -o $(2)
 # The IPC benchmark's own system (sw/apps/ipc-bench/app.toml): full sweep, and the short one
 # (`quick` feature) that make test runs on the RTL.
 IPC_BENCH_IMAGE := $(BUILD)/sw/image-ipc-bench.bin
 IPC_BENCH_QUICK_IMAGE := $(BUILD)/sw/image-ipc-bench-quick.bin
 IPC_BENCH_MANIFEST := sw/apps/ipc-bench/app.toml
+# $(call ipc_image,client ELF,image)
+ipc_image = $(MKIMAGE) --manifest $(IPC_BENCH_MANIFEST) --elf firmware=$(FIRMWARE_ELF) \
+  --elf kernel=$(KERNEL_ELF) --elf roottask=$(BUILD)/sw/ipc-bench-root.elf --elf ipc-bench-server=$(BUILD)/sw/ipc-bench-server.elf \
+  --elf ipc-bench-client=$(1) -o $(2)
 # The memory-allocator server's system (sw/apps/mem-server/app.toml): full sweep, and the short
 # run (`quick`) make test boots on QEMU. $(call mem_image,client ELF,image)
 MEM_BENCH_IMAGE := $(BUILD)/sw/image-mem-bench.bin
 MEM_BENCH_QUICK_IMAGE := $(BUILD)/sw/image-mem-bench-quick.bin
-mem_image = python3 scripts/mkimage.py --manifest sw/apps/mem-server/app.toml --elf firmware=$(BUILD)/sw/firmware.elf \
-  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/mem-bench-root.elf --elf mem-server=$(BUILD)/sw/mem-server.elf \
+mem_image = $(MKIMAGE) --manifest sw/apps/mem-server/app.toml --elf firmware=$(FIRMWARE_ELF) \
+  --elf kernel=$(KERNEL_ELF) --elf roottask=$(BUILD)/sw/mem-bench-root.elf --elf mem-server=$(BUILD)/sw/mem-server.elf \
   --elf mem-client=$(1) -o $(2)
 
 # Cargo tracks its own inputs; this rule always asks it and then re-assembles the image.
@@ -179,8 +198,8 @@ sw: | $(DEPS_SW)
 	@mkdir -p $(BUILD)/sw
 	for b in root client server; do cp $(SW_OUT)/ipc-bench-$$b $(BUILD)/sw/ipc-bench-$$b.elf; done
 	cp $(SW_OUT)/hello-proc $(BUILD)/sw/hello-proc.elf
-	cp $(KERNEL_OUT)/firmware $(BUILD)/sw/firmware.elf
-	cp $(KERNEL_OUT)/kernel $(BUILD)/sw/kernel.elf
+	cp $(KERNEL_OUT)/firmware $(FIRMWARE_ELF)
+	cp $(KERNEL_OUT)/kernel $(KERNEL_ELF)
 	cp $(SW_OUT)/roottask $(BUILD)/sw/roottask.elf
 	cp $(SW_OUT)/kernel-tests $(BUILD)/sw/kernel-tests.elf
 	# Its own target dir: with a shared one, cargo can take the full build's binary for a fresh
@@ -192,18 +211,11 @@ sw: | $(DEPS_SW)
 	CARGO_TARGET_DIR=$(BUILD)/cargo-rtl $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p mem-server --features quick
 	cp $(BUILD)/cargo-rtl/$(RUST_TARGET)/release/mem-client $(BUILD)/sw/mem-client-quick.elf
 	for b in mem-bench-root mem-server mem-client; do cp $(SW_OUT)/$$b $(BUILD)/sw/$$b.elf; done
-	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
-	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/roottask.elf -o $(ROOT_IMAGE) \
-	  --part-out modules=$(MODULES_BIN)
-	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
-	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests.elf -o $(KTEST_IMAGE) \
-	  --part-out modules=$(KTEST_MODULES)
-	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
-	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests-rtl.elf -o $(UINTR_IMAGE)
-	python3 scripts/mkimage.py --flat $(BUILD)/sw/kernel.elf -o $(KERNEL_BIN)
-	for v in "" -quick; do python3 scripts/mkimage.py --manifest $(IPC_BENCH_MANIFEST) --elf firmware=$(BUILD)/sw/firmware.elf \
-	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/ipc-bench-root.elf --elf ipc-bench-server=$(BUILD)/sw/ipc-bench-server.elf \
-	  --elf ipc-bench-client=$(BUILD)/sw/ipc-bench-client$$v.elf -o $(BUILD)/sw/image-ipc-bench$$v.bin || exit 1; done
+	$(call suite_image,$(BUILD)/sw/roottask.elf,$(ROOT_IMAGE)) --part-out modules=$(MODULES_BIN)
+	$(call suite_image,$(BUILD)/sw/kernel-tests.elf,$(KTEST_IMAGE)) --part-out modules=$(KTEST_MODULES)
+	$(call suite_image,$(BUILD)/sw/kernel-tests-rtl.elf,$(UINTR_IMAGE))
+	$(MKIMAGE) --flat $(KERNEL_ELF) -o $(KERNEL_BIN)
+	for v in "" -quick; do $(call ipc_image,$(BUILD)/sw/ipc-bench-client$$v.elf,$(BUILD)/sw/image-ipc-bench$$v.bin) || exit 1; done
 	for v in "" -quick; do $(call mem_image,$(BUILD)/sw/mem-client$$v.elf,$(BUILD)/sw/image-mem-bench$$v.bin) || exit 1; done
 
 # The firmware and the kernel alone, what every system's image starts from: the network images
@@ -211,12 +223,18 @@ sw: | $(DEPS_SW)
 sw-kernel: | $(DEPS_SW)
 	$(CARGO) build $(CARGO_FLAGS) --release --target $(KERNEL_TARGET) -p firmware -p kernel
 	@mkdir -p $(BUILD)/sw
-	cp $(KERNEL_OUT)/firmware $(BUILD)/sw/firmware.elf
-	cp $(KERNEL_OUT)/kernel $(BUILD)/sw/kernel.elf
+	cp $(KERNEL_OUT)/firmware $(FIRMWARE_ELF)
+	cp $(KERNEL_OUT)/kernel $(KERNEL_ELF)
 
 # The network system: its own manifest (sw/apps/net-system/app.toml), root task and processes;
 # the NET_* settings are compiled into its root task.
 NET_IMAGE := $(BUILD)/sw/image-net.bin
+# $(call net_image_file,VARIANT): a variant's image (async, sync; rtl-async, rtl-sync: the RTL's)
+net_image_file = $(BUILD)/sw/image-net-$(1).bin
+# $(call net_image,root task ELF,net-server ELF,tcp-server ELF,image)
+net_image = $(MKIMAGE) --manifest sw/apps/net-system/app.toml --elf firmware=$(FIRMWARE_ELF) \
+  --elf kernel=$(KERNEL_ELF) --elf roottask=$(1) --elf net-server=$(2) \
+  --elf tcp-server=$(3) -o $(4)
 NET_PORT ?= 5555
 NET_REQUEST ?= 64
 NET_WORK ?= 0
@@ -234,10 +252,8 @@ net-image: sw-kernel
 	for v in sync async; do NET_VARIANT=$$v $(CARGO) build $(CARGO_FLAGS) --profile net --target $(RUST_TARGET) -p net-server -p tcp-server -p net-system \
 	  && cp $(NET_OUT)/net-root $(BUILD)/sw/net-root-$$v.elf || exit 1; done
 	for b in net-server tcp-server; do cp $(NET_OUT)/$$b $(BUILD)/sw/$$b.elf; done
-	for v in sync async; do python3 scripts/mkimage.py --manifest sw/apps/net-system/app.toml --elf firmware=$(BUILD)/sw/firmware.elf \
-	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/net-root-$$v.elf --elf net-server=$(BUILD)/sw/net-server.elf \
-	  --elf tcp-server=$(BUILD)/sw/tcp-server.elf -o $(BUILD)/sw/image-net-$$v.bin || exit 1; done
-	cp $(BUILD)/sw/image-net-$(NET_VARIANT).bin $(NET_IMAGE)
+	for v in sync async; do $(call net_image,$(BUILD)/sw/net-root-$$v.elf,$(BUILD)/sw/net-server.elf,$(BUILD)/sw/tcp-server.elf,$(call net_image_file,$$v)) || exit 1; done
+	cp $(call net_image_file,$(NET_VARIANT)) $(NET_IMAGE)
 
 # The RTL's network images (image-net-rtl-async.bin, -sync.bin; sim-net, test-sim-net, bench-tcp
 # TARGET=rtl): the same programs built with NET_SOCKETS=NET_RTL_SOCKETS (netproto::SOCKETS: 16
@@ -248,9 +264,7 @@ net-image-rtl: sw-kernel
 	for v in sync async; do NET_SOCKETS=$(NET_RTL_SOCKETS) NET_VARIANT=$$v CARGO_TARGET_DIR=$(NET_RTL_CARGO) $(CARGO) build $(CARGO_FLAGS) --profile net \
 	  --target $(RUST_TARGET) -p net-server -p tcp-server -p net-system && cp $(NET_RTL_CARGO)/$(RUST_TARGET)/net/net-root $(BUILD)/sw/net-root-rtl-$$v.elf || exit 1; done
 	for b in net-server tcp-server; do cp $(NET_RTL_CARGO)/$(RUST_TARGET)/net/$$b $(BUILD)/sw/$$b-rtl.elf; done
-	for v in sync async; do python3 scripts/mkimage.py --manifest sw/apps/net-system/app.toml --elf firmware=$(BUILD)/sw/firmware.elf \
-	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/net-root-rtl-$$v.elf --elf net-server=$(BUILD)/sw/net-server-rtl.elf \
-	  --elf tcp-server=$(BUILD)/sw/tcp-server-rtl.elf -o $(BUILD)/sw/image-net-rtl-$$v.bin || exit 1; done
+	for v in sync async; do $(call net_image,$(BUILD)/sw/net-root-rtl-$$v.elf,$(BUILD)/sw/net-server-rtl.elf,$(BUILD)/sw/tcp-server-rtl.elf,$(call net_image_file,rtl-$$v)) || exit 1; done
 
 LOADGEN := $(BUILD)/cargo-loadgen/release/loadgen
 loadgen: | $(DEPS_SW)
@@ -275,7 +289,7 @@ load: loadgen
 # End to end from the host through QEMU's network, the net server, async IPC and the TCP server,
 # plus the robustness cases (scripts/net_test.py); a few minutes.
 test-net: net-image loadgen
-	python3 scripts/net_test.py --image async=$(BUILD)/sw/image-net-async.bin --image sync=$(BUILD)/sw/image-net-sync.bin --loadgen $(LOADGEN) --guest-port $(NET_PORT) --size $(NET_REQUEST)
+	python3 scripts/net_test.py --image async=$(call net_image_file,async) --image sync=$(call net_image_file,sync) --loadgen $(LOADGEN) --guest-port $(NET_PORT) --size $(NET_REQUEST)
 
 BENCH_DURATION ?= 5
 # TARGET=rtl: the same images on the 4-core RTL with the NIC model, 1/4/16 connections, cycles per
@@ -296,21 +310,21 @@ BENCH_TCP_RATES ?=
 BENCH_RECORD ?=
 BENCH_TCP_QEMU_ARGS = --loadgen $(LOADGEN) --guest-port $(NET_PORT) --size $(NET_REQUEST) --duration $(BENCH_DURATION) --out $(BUILD)/bench
 bench-tcp: net-image loadgen $(if $(filter rtl,$(BENCH_TCP_TARGET)),net-image-rtl)
-	$(if $(filter rtl,$(BENCH_TCP_TARGET)),$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=,)
-	$(if $(filter rtl,$(BENCH_TCP_TARGET))$(filter connections,$(BENCH_TCP_SWEEP)),python3 scripts/bench_tcp.py $(foreach v,$(NET_BENCH_VARIANTS),--image $(v)=$(BUILD)/sw/image-net-$(NET_BENCH_IMAGES)$(v).bin) --loadgen $(LOADGEN) --guest-port $(NET_PORT) \
+	$(if $(filter rtl,$(BENCH_TCP_TARGET)),$(RTL_SIM_BUILD),)
+	$(if $(filter rtl,$(BENCH_TCP_TARGET))$(filter connections,$(BENCH_TCP_SWEEP)),python3 scripts/bench_tcp.py $(foreach v,$(NET_BENCH_VARIANTS),--image $(v)=$(call net_image_file,$(NET_BENCH_IMAGES)$(v))) --loadgen $(LOADGEN) --guest-port $(NET_PORT) \
 	  --size $(NET_REQUEST) --duration $(BENCH_DURATION) --out $(BUILD)/bench --target $(BENCH_TCP_TARGET) \
-	  $(if $(filter rtl,$(BENCH_TCP_TARGET)),--sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) --rtl-connections $(NET_RTL_CONNECTIONS) $(if $(RTL_LOCK),--lock $(RTL_LOCK),),),)
+	  $(if $(filter rtl,$(BENCH_TCP_TARGET)),--sim $(RTL_SIM) --rtl-connections $(NET_RTL_CONNECTIONS) $(if $(RTL_LOCK),--lock $(RTL_LOCK),),),)
 	$(if $(filter rtl,$(BENCH_TCP_TARGET)),,$(if $(filter rate,$(BENCH_TCP_SWEEP)),python3 scripts/bench_tcp_rate.py \
-	  $(foreach v,$(NET_BENCH_VARIANTS),--image $(v)=$(BUILD)/sw/image-net-$(v).bin) $(BENCH_TCP_QEMU_ARGS) \
+	  $(foreach v,$(NET_BENCH_VARIANTS),--image $(v)=$(call net_image_file,$(v))) $(BENCH_TCP_QEMU_ARGS) \
 	  $(if $(BENCH_TCP_RATES),--rates $(BENCH_TCP_RATES),) $(if $(BENCH_RECORD),--record $(abspath $(BENCH_RECORD)),),))
 
 # The same network system on the 4-core RTL with the NIC model (hw/sim: AXI DMA + AXI Ethernet,
 # libslirp on simulated time): the host's 127.0.0.1:NET_PORT goes to the TCP server; drive it with
 # tools/loadgen. MAX_CYCLES=N bounds the run (0: until stopped).
 sim-net: net-image-rtl
-	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
+	$(RTL_SIM_BUILD)
 	@echo "sim-net: connect to 127.0.0.1:$(NET_PORT) once the TCP server says it listens (the RTL runs at ~40 kHz: the boot takes minutes)"
-	$$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(BUILD)/sw/image-net-rtl-$(NET_VARIANT).bin +hostfwd=$(NET_PORT) \
+	$(RTL_SIM) +image=$(call net_image_file,rtl-$(NET_VARIANT)) +hostfwd=$(NET_PORT) \
 	  +max-cycles=$(MAX_CYCLES) $(PROFILE_ARGS) $(SIM_ARGS)
 
 # A bounded TCP exchange from the host into the RTL (scripts/rtl_net.py): the async network system
@@ -318,9 +332,9 @@ sim-net: net-image-rtl
 # reply is missing or wrong. make test runs the same exchange inside test-sim (case rtl-4-harts-tcp).
 # RTL_LOCK=file runs the simulation under flock.
 test-sim-net: net-image-rtl loadgen
-	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
-	python3 scripts/rtl_net.py --sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) \
-	  --image $(BUILD)/sw/image-net-rtl-async.bin --loadgen $(LOADGEN) --guest-port $(NET_PORT) --size $(NET_REQUEST) \
+	$(RTL_SIM_BUILD)
+	python3 scripts/rtl_net.py --sim $(RTL_SIM) \
+	  --image $(call net_image_file,rtl-async) --loadgen $(LOADGEN) --guest-port $(NET_PORT) --size $(NET_REQUEST) \
 	  --log $(BUILD)/sim-net-test.log $(if $(RTL_LOCK),--lock $(RTL_LOCK),)
 
 run-net: net-image
@@ -348,10 +362,9 @@ fuzz: sw
 	KTEST_ONLY=fuzz FUZZ_SEED=$(SEED) FUZZ_COUNT=$(COUNT) FUZZ_FULL_EVERY=$(FULL_EVERY) FUZZ_SPIN_PERCENT=$(SPIN_PERCENT) FUZZ_SCOPED=$(SCOPED) \
 	  CARGO_TARGET_DIR=$(BUILD)/cargo-fuzz $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p kernel-tests
 	cp $(BUILD)/cargo-fuzz/$(RUST_TARGET)/release/kernel-tests $(BUILD)/sw/kernel-tests-fuzz.elf
-	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
-	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests-fuzz.elf -o $(FUZZ_IMAGE)
-	$(if $(filter rtl,$(FUZZ_TARGET)),$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST= && \
-	  $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(FUZZ_IMAGE) +max-cycles=$(FUZZ_MAX_CYCLES),\
+	$(call suite_image,$(BUILD)/sw/kernel-tests-fuzz.elf,$(FUZZ_IMAGE))
+	$(if $(filter rtl,$(FUZZ_TARGET)),$(RTL_SIM_BUILD) && \
+	  $(RTL_SIM) +image=$(FUZZ_IMAGE) +max-cycles=$(FUZZ_MAX_CYCLES),\
 	  TCG=multi scripts/qemu.sh $(FUZZ_IMAGE) < /dev/null) | tee $(BUILD)/fuzz.log
 	@grep -q 'DebugHalt(0)' $(BUILD)/fuzz.log || { echo "fuzz: FAILED (seed $(SEED); see $(BUILD)/fuzz.log)"; exit 1; }
 
@@ -362,8 +375,7 @@ LEAK_IMAGE := $(BUILD)/sw/image-leak.bin
 leak: sw
 	KTEST_ONLY=leak LEAK_COUNT=$(COUNT) $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p kernel-tests
 	cp $(SW_OUT)/kernel-tests $(BUILD)/sw/kernel-tests-leak.elf
-	python3 scripts/mkimage.py --manifest sw/image.toml --elf firmware=$(BUILD)/sw/firmware.elf \
-	  $(PROCESS_ELFS) --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/kernel-tests-leak.elf -o $(LEAK_IMAGE)
+	$(call suite_image,$(BUILD)/sw/kernel-tests-leak.elf,$(LEAK_IMAGE))
 	TCG=multi scripts/qemu.sh $(LEAK_IMAGE) < /dev/null | tee $(BUILD)/leak.log
 	@grep -q 'DebugHalt(0)' $(BUILD)/leak.log || { echo "leak: FAILED (see $(BUILD)/leak.log)"; exit 1; }
 
@@ -429,8 +441,8 @@ sim-build: | $(DEPS_ALL)
 # A flat binary is loaded at 0x8000_0000; an ELF is flattened first (it must be linked there).
 sim: sw sim-build
 	@bin=$(BINARY); if head -c4 $$bin | grep -q ELF; then \
-	  python3 scripts/mkimage.py --flat $$bin -o $(BUILD)/sim/binary.bin && bin=$(BUILD)/sim/binary.bin; fi; \
-	$$($(SIM_MAKE) -s bin-path $(SIM_OPTS)) +image=$$bin +max-cycles=$(MAX_CYCLES) \
+	  $(MKIMAGE) --flat $$bin -o $(BUILD)/sim/binary.bin && bin=$(BUILD)/sim/binary.bin; fi; \
+	$(SIM_BIN) +image=$$bin +max-cycles=$(MAX_CYCLES) \
 	  $(if $(FST),+fst=$(FST) +fst-start=$(or $(FST_START),0) +fst-end=$(or $(FST_END),0xffffffffffffffff),) $(PROFILE_ARGS) $(SIM_ARGS)
 
 test-hw: | $(DEPS_ALL)
@@ -454,16 +466,16 @@ test-rtl: | $(DEPS_ALL)
 # The real image on the 4-hart RTL (fast build), checked like the QEMU boots; with the network
 # system's bounded TCP exchange from the host (rtl-4-harts-tcp, as make test-sim-net) beside them.
 test-sim: sw net-image-rtl loadgen
-	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
+	$(RTL_SIM_BUILD)
 	python3 scripts/boot_test.py --image $(ROOT_IMAGE) --suite-image $(UINTR_IMAGE) --bench-image $(IPC_BENCH_QUICK_IMAGE) --harts 4 --jobs 2 \
-	  --net-image $(BUILD)/sw/image-net-rtl-async.bin --loadgen $(LOADGEN) \
-	  --sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=)
+	  --net-image $(call net_image_file,rtl-async) --loadgen $(LOADGEN) \
+	  --sim $(RTL_SIM)
 
 # The worst kernel lock hold under a hostile thread (bench_lock_hold), alone on the 4-hart RTL.
 bench-lock: | $(DEPS_ALL)
 	KTEST_ONLY=lock_hold $(MAKE) --no-print-directory sw
-	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
-	$$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(UINTR_IMAGE) +max-cycles=60000000 $(PROFILE_ARGS) | tee $(BUILD)/bench-lock.log
+	$(RTL_SIM_BUILD)
+	$(RTL_SIM) +image=$(UINTR_IMAGE) +max-cycles=60000000 $(PROFILE_ARGS) | tee $(BUILD)/bench-lock.log
 	@$(MAKE) --no-print-directory sw >/dev/null
 	@grep -q 'bench: worst kernel lock hold' $(BUILD)/bench-lock.log || { echo "bench-lock: no figure (see $(BUILD)/bench-lock.log)"; exit 1; }
 
@@ -479,9 +491,9 @@ IPC_TEST = $(if $(filter cross,$(IPC)),bench_round_trip,$(if $(filter other,$(IP
 IPC_REGION = $(if $(filter cross,$(IPC)),12 +profile-region-any,$(if $(filter other,$(IPC)),13,$(if $(filter ntfn,$(IPC)),14 +profile-region-any,11)))
 profile-ipc: | $(DEPS_ALL)
 	KTEST_ONLY=$(IPC_TEST) $(MAKE) --no-print-directory sw
-	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
+	$(RTL_SIM_BUILD)
 	@mkdir -p $(BUILD)/bench
-	$$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(UINTR_IMAGE) +max-cycles=60000000 \
+	$(RTL_SIM) +image=$(UINTR_IMAGE) +max-cycles=60000000 \
 	  +profile=$(IPC_PROF).prof +profile-region=$(IPC_REGION) | tee $(IPC_PROF).log
 	{ python3 scripts/profile.py $(IPC_PROF).prof --categories scripts/profile-ipc.toml --divide region; echo; \
 	  python3 scripts/profile.py $(IPC_PROF).prof --inline --divide region --top 60; } > $(IPC_PROF).txt
@@ -495,9 +507,9 @@ profile-ipc: | $(DEPS_ALL)
 # PNG plots beside the published figures (scripts/ipc_bench.py).
 TARGET ?= rtl
 bench-ipc: sw
-	$(if $(filter qemu,$(TARGET)),,$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=)
+	$(if $(filter qemu,$(TARGET)),,$(RTL_SIM_BUILD))
 	python3 scripts/ipc_bench.py --image $(IPC_BENCH_IMAGE) --out $(BUILD)/bench --target $(TARGET) \
-	  $(if $(filter qemu,$(TARGET)),,--sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=))
+	  $(if $(filter qemu,$(TARGET)),,--sim $(RTL_SIM))
 
 # Chosen points of the IPC benchmark alone (sw/apps/ipc-bench, src/points.rs): a client built
 # with IPC_BENCH_ONLY=$(IPC_POINTS), its own image, one bounded RTL simulation (boot, then only
@@ -517,12 +529,10 @@ ipc-point: sw
 	@mkdir -p $(BUILD)/bench $(IPC_POINT_OUT)-elf
 	cp $(BUILD)/cargo-point/$(RUST_TARGET)/release/ipc-bench-client $(IPC_POINT_OUT)-elf/ipc-bench-client.elf
 	cp $(BUILD)/sw/{firmware,kernel,ipc-bench-root,ipc-bench-server}.elf $(IPC_POINT_OUT)-elf/
-	python3 scripts/mkimage.py --manifest $(IPC_BENCH_MANIFEST) --elf firmware=$(BUILD)/sw/firmware.elf \
-	  --elf kernel=$(BUILD)/sw/kernel.elf --elf roottask=$(BUILD)/sw/ipc-bench-root.elf --elf ipc-bench-server=$(BUILD)/sw/ipc-bench-server.elf \
-	  --elf ipc-bench-client=$(IPC_POINT_OUT)-elf/ipc-bench-client.elf -o $(IPC_POINT_OUT).bin
+	$(call ipc_image,$(IPC_POINT_OUT)-elf/ipc-bench-client.elf,$(IPC_POINT_OUT).bin)
 	$(if $(filter qemu,$(TARGET)),scripts/qemu.sh $(IPC_POINT_OUT).bin | tee $(IPC_POINT_OUT).log,\
-	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST= && \
-	$$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(IPC_POINT_OUT).bin +max-cycles=$(IPC_POINT_CYCLES) \
+	$(RTL_SIM_BUILD) && \
+	$(RTL_SIM) +image=$(IPC_POINT_OUT).bin +max-cycles=$(IPC_POINT_CYCLES) \
 	  $(if $(PROFILE),+profile=$(IPC_POINT_OUT).prof +profile-region=30 +profile-region-any,) | tee $(IPC_POINT_OUT).log)
 	$(if $(PROFILE),{ for h in 1 2; do echo "hart $$h"; python3 scripts/profile.py $(IPC_POINT_OUT).prof --elf-dir $(IPC_POINT_OUT)-elf \
 	  --categories scripts/profile-async-ipc.toml --wfi --hart $$h --divide $(IPC_POINT_CALLS); echo; done; \
@@ -563,16 +573,16 @@ bench-mem: sw
 	  $(call mem_client,$$p,$$c,,$(BUILD)/sw/mem-client-$$n-c$$c.elf,$(BUILD)/sw/image-mem-bench-$$n-c$$c.bin) \
 	  || exit 1; $(if $(PROFILE),$(call mem_elfs,$(BUILD)/sw/mem-client-$$n-c$$c.elf,$(BUILD)/bench/mem-rtl-image-mem-bench-$$n-c$$c-elf);,) \
 	  done; done)
-	$(if $(filter qemu,$(TARGET)),,$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=)
+	$(if $(filter qemu,$(TARGET)),,$(RTL_SIM_BUILD))
 	python3 scripts/mem_bench.py --out $(BUILD)/bench --target $(TARGET) $(if $(RTL_LOCK),--lock $(RTL_LOCK),) \
 	  --revision $(MEM_REVISION) $(if $(PROFILE),--profile,) \
 	  $(if $(filter qemu,$(TARGET)),--images $(MEM_BENCH_ALL_IMAGE),--gather \
 	  --images $(foreach p,$(BENCH_MEM_RUNS),$(foreach c,$(subst $(COMMA), ,$(BENCH_MEM_CONC)),$(call mem_point,$(p),$(c)))) \
-	  --sim $$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=))
+	  --sim $(RTL_SIM))
 
 sim-uintr: sw
-	$(MAKE) --no-print-directory sim-build CORES=4 CHECKED= FST=
-	$$($(SIM_MAKE) -s bin-path CONFIG=UintrQuadSimConfig CHECKED= TRACE=) +image=$(UINTR_IMAGE) +max-cycles=$(MAX_CYCLES) $(PROFILE_ARGS)
+	$(RTL_SIM_BUILD)
+	$(RTL_SIM) +image=$(UINTR_IMAGE) +max-cycles=$(MAX_CYCLES) $(PROFILE_ARGS)
 
 # The flow is checked against its port model and the board config's real Verilog.
 test-fpga: | $(DEPS_ALL)
