@@ -14,6 +14,8 @@
 #                   bare-metal RTL tests of the cores, the image's boot on the 4-core RTL
 #   make lint       rustfmt check and clippy (warnings are errors) on host, target and PC-client code; part of make test
 #   make sw         firmware, kernel and the bootable images only
+#   make ktest-filtered  KTEST_ONLY=pat[,pat...]: the kernel test suite with only the tests whose names
+#                   contain a pattern, in build/sw/filtered/ (run-tests and sim-uintr take KTEST_ONLY too)
 #   make fuzz       the kernel fuzzer alone on QEMU (SEED=n COUNT=steps per thread)
 #   make leak       create/destroy cycles of every object kind alone on QEMU (COUNT=cycles)
 #   make bench-lock the worst kernel lock hold under a hostile thread, on the 4-hart RTL
@@ -96,6 +98,26 @@ KTEST_MODULES := $(BUILD)/sw/modules-ktest.bin
 # Its `rtl-subset` build (boot basics, every user-interrupt test, the benchmarks): short enough
 # for the cycle-accurate simulation.
 UINTR_IMAGE := $(BUILD)/sw/image-uintr.bin
+COMMA := ,
+# A suite filtered at build time (KTEST_ONLY=pat[,pat...]: bootinfo and the tests whose names
+# contain a pattern) is a build of its own, never `sw`'s: its own cargo directories and its own
+# directory $(BUILD)/sw/filtered/PATTERNS (commas as +) with image-ktest.bin (the whole suite's
+# build, for QEMU), image-uintr.bin (the rtl-subset build, for the RTL) and the ELFs they are
+# made of. So the default images above stay what `sw` made, even after an interrupted run.
+# KTEST_ONLY given to sim-uintr or run-tests runs such an image; make ktest-filtered builds both.
+KTEST_ONLY ?=
+unexport KTEST_ONLY
+ktest_filtered_dir = $(BUILD)/sw/filtered/$(subst $(COMMA),+,$(1))
+KTEST_FILTERED_DIR = $(call ktest_filtered_dir,$(KTEST_ONLY))
+# $(call ktest_filtered,patterns,rtl or nothing): recipe lines that build one of the two (rtl:
+# the rtl-subset one) from `sw`'s firmware, kernel and hello-proc.
+define ktest_filtered
+@mkdir -p $(call ktest_filtered_dir,$(1))
+KTEST_ONLY='$(1)' CARGO_TARGET_DIR=$(BUILD)/cargo-filtered$(if $(2),-rtl) $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p kernel-tests$(if $(2), --features rtl-subset)
+cp $(FIRMWARE_ELF) $(KERNEL_ELF) $(BUILD)/sw/hello-proc.elf $(call ktest_filtered_dir,$(1))/
+cp $(BUILD)/cargo-filtered$(if $(2),-rtl)/$(RUST_TARGET)/release/kernel-tests $(call ktest_filtered_dir,$(1))/kernel-tests$(if $(2),-rtl).elf
+$(call suite_image,$(call ktest_filtered_dir,$(1))/kernel-tests$(if $(2),-rtl).elf,$(call ktest_filtered_dir,$(1))/image-$(if $(2),uintr,ktest).bin)
+endef
 
 SMP ?= 4
 export SMP
@@ -127,7 +149,7 @@ PROFILE_ARGS = $(if $(PROFILE),+profile=$(abspath $(PROFILE)) $(if $(PROFILE_EVE
 
 .PHONY: load run-tests net-image net-image-rtl run-net test-net loadgen bench-tcp sim-net test-sim-net
 .PHONY: bench-cosim area test-nic
-.PHONY: lint all deps deps-sw deps-hw deps-debug sw-kernel sw run fuzz leak bench-lock profile-ipc ipc-point bench-ipc bench-mem test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
+.PHONY: lint all deps deps-sw deps-hw deps-debug sw-kernel sw ktest-filtered run fuzz leak bench-lock profile-ipc ipc-point bench-ipc bench-mem test test-loom test-host test-boot test-nofp test-fpga test-hw test-rtl test-sim constants verilog sim sim-build sim-uintr bitstream flash clean help
 
 all: sw
 
@@ -372,9 +394,10 @@ fuzz: sw
 # kernel gauge checked back at its start every 1000 cycles, alone on QEMU: COUNT cycles (the run
 # is one thread: SMP=1 make leak ... runs it ~5x faster on a loaded host).
 LEAK_IMAGE := $(BUILD)/sw/image-leak.bin
+# Its own cargo directory, as the fuzzer's: the filtered build never replaces `sw`'s.
 leak: sw
-	KTEST_ONLY=leak LEAK_COUNT=$(COUNT) $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p kernel-tests
-	cp $(SW_OUT)/kernel-tests $(BUILD)/sw/kernel-tests-leak.elf
+	KTEST_ONLY=leak LEAK_COUNT=$(COUNT) CARGO_TARGET_DIR=$(BUILD)/cargo-leak $(CARGO) build $(CARGO_FLAGS) --release --target $(RUST_TARGET) -p kernel-tests
+	cp $(BUILD)/cargo-leak/$(RUST_TARGET)/release/kernel-tests $(BUILD)/sw/kernel-tests-leak.elf
 	$(call suite_image,$(BUILD)/sw/kernel-tests-leak.elf,$(LEAK_IMAGE))
 	TCG=multi scripts/qemu.sh $(LEAK_IMAGE) < /dev/null | tee $(BUILD)/leak.log
 	@grep -q 'DebugHalt(0)' $(BUILD)/leak.log || { echo "leak: FAILED (see $(BUILD)/leak.log)"; exit 1; }
@@ -383,14 +406,22 @@ leak: sw
 # QEMU on 4 harts, served until stopped (same as run-net). The kernel test suite as the root
 # task: run-tests.
 GDB_QEMU = $(if $(GDB),-s -S,)
-GDB_NOTE = $(if $(GDB),@echo "run: QEMU waits for GDB on tcp::1234: gdb-multiarch $(BUILD)/sw/kernel.elf -ex 'target remote :1234'",)
+GDB_NOTE = $(if $(GDB),@echo "run: QEMU waits for GDB on tcp::1234: gdb-multiarch $(KERNEL_ELF) -ex 'target remote :1234'",)
 run: run-net
 
 # The suite's cross-hart spins want a TCG thread per vCPU (scripts/boot_test.py, SUITE_TCG); so do
-# the fuzzer's and the leak run's.
+# the fuzzer's and the leak run's. KTEST_ONLY=pat[,pat...]: the suite filtered (above).
 run-tests: sw
+	$(if $(KTEST_ONLY),$(call ktest_filtered,$(KTEST_ONLY),))
 	$(GDB_NOTE)
-	TCG=multi scripts/qemu.sh $(KTEST_IMAGE) $(GDB_QEMU)
+	TCG=multi scripts/qemu.sh $(if $(KTEST_ONLY),$(KTEST_FILTERED_DIR)/image-ktest.bin,$(KTEST_IMAGE)) $(GDB_QEMU)
+
+# The suite filtered by KTEST_ONLY=pat[,pat...], both builds, in $(BUILD)/sw/filtered/PATTERNS.
+ktest-filtered: sw
+	@test -n "$(KTEST_ONLY)" || { echo "ktest-filtered: KTEST_ONLY=pat[,pat...] names the tests to keep"; exit 1; }
+	$(call ktest_filtered,$(KTEST_ONLY),)
+	$(call ktest_filtered,$(KTEST_ONLY),rtl)
+	@echo "ktest-filtered: $(KTEST_FILTERED_DIR)/image-ktest.bin (QEMU), image-uintr.bin (RTL)"
 
 test: lint test-host test-nofp test-boot test-net test-rtl test-sim test-fpga test-hw test-nic
 	@echo "make test: all passed"
@@ -421,7 +452,7 @@ test-loom: | $(DEPS_SW)
 
 # FP instructions in the kernel only in its two routines that move user threads' F/D registers.
 test-nofp: sw | $(DEPS_HW)
-	python3 scripts/check_no_fp.py --allow fpu_save_regs --allow fpu_load_regs $(BUILD)/sw/firmware.elf $(BUILD)/sw/kernel.elf
+	python3 scripts/check_no_fp.py --allow fpu_save_regs --allow fpu_load_regs $(FIRMWARE_ELF) $(KERNEL_ELF)
 
 test-boot: sw
 	python3 scripts/boot_test.py --image $(ROOT_IMAGE) --kernel $(KERNEL_BIN) --modules $(MODULES_BIN) \
@@ -472,16 +503,15 @@ test-sim: sw net-image-rtl loadgen
 	  --sim $(RTL_SIM)
 
 # The worst kernel lock hold under a hostile thread (bench_lock_hold), alone on the 4-hart RTL.
-bench-lock: | $(DEPS_ALL)
-	KTEST_ONLY=lock_hold $(MAKE) --no-print-directory sw
+bench-lock: sw | $(DEPS_ALL)
+	$(call ktest_filtered,lock_hold,rtl)
 	$(RTL_SIM_BUILD)
-	$(RTL_SIM) +image=$(UINTR_IMAGE) +max-cycles=60000000 $(PROFILE_ARGS) | tee $(BUILD)/bench-lock.log
-	@$(MAKE) --no-print-directory sw >/dev/null
+	$(RTL_SIM) +image=$(call ktest_filtered_dir,lock_hold)/image-uintr.bin +max-cycles=60000000 $(PROFILE_ARGS) | tee $(BUILD)/bench-lock.log
 	@grep -q 'bench: worst kernel lock hold' $(BUILD)/bench-lock.log || { echo "bench-lock: no figure (see $(BUILD)/bench-lock.log)"; exit 1; }
 
 # Where the cycles of an IPC round trip go (hw/sim/README.md, "Profiler"): the suite's benchmark
-# alone on the 4-hart RTL, profiled inside its round-trip region (t_bench.rs) and symbolized
-# before the full suite is rebuilt. IPC=same: fastpath_call_replyrecv (region 11, the client's
+# alone on the 4-hart RTL (a filtered suite, above), profiled inside its round-trip region
+# (t_bench.rs) and symbolized with the ELFs it ran, kept beside the profile. IPC=same: fastpath_call_replyrecv (region 11, the client's
 # hart); IPC=other: the same across address spaces (region 13); IPC=cross: bench_round_trip
 # (region 12, every hart while it is open); IPC=ntfn: uintr_bench's kernel-forwarded
 # Signal/Wait ping-pong across harts (region 14, every hart).
@@ -489,18 +519,17 @@ IPC ?= same
 IPC_PROF := $(BUILD)/bench/profile-ipc-$(IPC)
 IPC_TEST = $(if $(filter cross,$(IPC)),bench_round_trip,$(if $(filter other,$(IPC)),bench_round_trip_other_space,$(if $(filter ntfn,$(IPC)),uintr_bench,fastpath_call)))
 IPC_REGION = $(if $(filter cross,$(IPC)),12 +profile-region-any,$(if $(filter other,$(IPC)),13,$(if $(filter ntfn,$(IPC)),14 +profile-region-any,11)))
-profile-ipc: | $(DEPS_ALL)
-	KTEST_ONLY=$(IPC_TEST) $(MAKE) --no-print-directory sw
+profile-ipc: sw | $(DEPS_ALL)
+	$(call ktest_filtered,$(IPC_TEST),rtl)
 	$(RTL_SIM_BUILD)
 	@mkdir -p $(BUILD)/bench
-	$(RTL_SIM) +image=$(UINTR_IMAGE) +max-cycles=60000000 \
+	$(RTL_SIM) +image=$(call ktest_filtered_dir,$(IPC_TEST))/image-uintr.bin +max-cycles=60000000 \
 	  +profile=$(IPC_PROF).prof +profile-region=$(IPC_REGION) | tee $(IPC_PROF).log
-	{ python3 scripts/profile.py $(IPC_PROF).prof --categories scripts/profile-ipc.toml --divide region; echo; \
-	  python3 scripts/profile.py $(IPC_PROF).prof --inline --divide region --top 60; } > $(IPC_PROF).txt
-	python3 scripts/profile.py $(IPC_PROF).prof --inline --folded $(IPC_PROF).folded > /dev/null
-	@# the ELFs it ran, for more looks (--elf-dir) after the suite below is rebuilt
-	@rm -rf $(IPC_PROF)-elf && mkdir -p $(IPC_PROF)-elf && cp $(BUILD)/sw/*.elf $(IPC_PROF)-elf/
-	@$(MAKE) --no-print-directory sw >/dev/null
+	@# the ELFs it ran, beside the profile for more looks (--elf-dir)
+	@rm -rf $(IPC_PROF)-elf && mkdir -p $(IPC_PROF)-elf && cp $(call ktest_filtered_dir,$(IPC_TEST))/*.elf $(IPC_PROF)-elf/
+	{ python3 scripts/profile.py $(IPC_PROF).prof --elf-dir $(IPC_PROF)-elf --categories scripts/profile-ipc.toml --divide region; echo; \
+	  python3 scripts/profile.py $(IPC_PROF).prof --elf-dir $(IPC_PROF)-elf --inline --divide region --top 60; } > $(IPC_PROF).txt
+	python3 scripts/profile.py $(IPC_PROF).prof --elf-dir $(IPC_PROF)-elf --inline --folded $(IPC_PROF).folded > /dev/null
 	@cat $(IPC_PROF).txt; echo "profile-ipc: $(IPC_PROF).{txt,folded,prof,log} (ELFs: $(IPC_PROF)-elf)"
 # The IPC benchmark (sw/apps/ipc-bench): every variant, concurrency and work on the 4-hart RTL
 # (TARGET=qemu: the same sweep under QEMU, functional only), then build/bench/ipc.csv and
@@ -552,7 +581,6 @@ ipc-point: sw
 # 64, 256. TARGET=qemu: every phase in one quick functional run. RTL_LOCK=file runs each
 # simulation under flock. build/bench/mem.csv, mem.md, mem.jsonl and plots beside the published
 # figures; every row names its placement and each hart's busy cycles per pair.
-COMMA := ,
 BENCH_MEM_ALL := sync-one-hart,sync-two-harts,async-one-hart,async-two-harts,async-dedicated-handler-hart
 BENCH_MEM_RUNS ?= $(subst $(COMMA), ,$(BENCH_MEM_ALL))
 BENCH_MEM_CONC ?= $(if $(SHORT),4$(COMMA)64$(COMMA)256,2$(COMMA)4$(COMMA)8$(COMMA)16$(COMMA)32$(COMMA)64$(COMMA)128$(COMMA)256$(COMMA)512)
@@ -580,9 +608,11 @@ bench-mem: sw
 	  --images $(foreach p,$(BENCH_MEM_RUNS),$(foreach c,$(subst $(COMMA), ,$(BENCH_MEM_CONC)),$(call mem_point,$(p),$(c)))) \
 	  --sim $(RTL_SIM))
 
+# KTEST_ONLY=pat[,pat...]: the suite filtered (above), its rtl-subset build.
 sim-uintr: sw
+	$(if $(KTEST_ONLY),$(call ktest_filtered,$(KTEST_ONLY),rtl))
 	$(RTL_SIM_BUILD)
-	$(RTL_SIM) +image=$(UINTR_IMAGE) +max-cycles=$(MAX_CYCLES) $(PROFILE_ARGS)
+	$(RTL_SIM) +image=$(if $(KTEST_ONLY),$(KTEST_FILTERED_DIR)/image-uintr.bin,$(UINTR_IMAGE)) +max-cycles=$(MAX_CYCLES) $(PROFILE_ARGS)
 
 # The flow is checked against its port model and the board config's real Verilog.
 test-fpga: | $(DEPS_ALL)

@@ -217,8 +217,9 @@ mod rt {
     /// benchmarks (the fastpath's same-hart round trip, the cross-hart one)
     /// only. `make bench-lock` runs the lock-hold benchmark there
     /// (about 20 M cycles of its own).
-    /// `KTEST_ONLY=a,b make sw` (at build time) keeps only the tests whose names contain one
-    /// of the patterns: quick iterations, mostly for the RTL simulation.
+    /// `make ktest-filtered KTEST_ONLY=a,b` (at build time) keeps only the tests whose names
+    /// contain one of the patterns, in images of their own: quick iterations, mostly for the RTL
+    /// simulation.
     fn selected(name: &str) -> bool {
         if let Some(only) = option_env!("KTEST_ONLY").filter(|s| !s.is_empty()) {
             return name == "bootinfo" || only.split(',').any(|p| name.contains(p));
