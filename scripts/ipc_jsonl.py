@@ -7,9 +7,11 @@ measured at and where each side ran (from the log's `started:` line).
 """
 import argparse
 import datetime
-import json
 import re
 import sys
+
+from uintr import records as jsonl
+from uintr.results import PREFIX, fields
 
 STARTED = re.compile(r"started: client on hart (\d+), server-near on hart (\d+), server-far on hart (\d+)")
 TARGETS = {"rtl": "rtl-4core", "qemu": "qemu"}
@@ -32,9 +34,9 @@ def records(text, revision, date):
     m = STARTED.search(text)
     harts = tuple(int(x) for x in m.groups()) if m else (1, 1, 2)
     for line in text.splitlines():
-        if not line.startswith("result "):
+        if not line.startswith(PREFIX):
             continue
-        f = dict(kv.split("=", 1) for kv in line.split()[1:])
+        f = fields(line)
         yield {
             "revision": revision,
             "date": date,
@@ -59,17 +61,14 @@ def main():
     ap.add_argument("logs", nargs="+")
     args = ap.parse_args()
     n = 0
-    with open(args.out, "a") as out:
-        for path in args.logs:
-            with open(path, errors="replace") as f:
-                text = f.read()
-            if "verdict: ok" not in text:
-                sys.exit(f"ipc_jsonl: {path}: no 'verdict: ok' (a reply was wrong or the run did not finish)")
-            for r in records(text, args.revision, args.date):
-                if args.note:
-                    r["note"] = args.note
-                out.write(json.dumps(r) + "\n")
-                n += 1
+    for path in args.logs:
+        with open(path, errors="replace") as f:
+            text = f.read()
+        if "verdict: ok" not in text:
+            sys.exit(f"ipc_jsonl: {path}: no 'verdict: ok' (a reply was wrong or the run did not finish)")
+        points = [dict(r, note=args.note) if args.note else r for r in records(text, args.revision, args.date)]
+        jsonl.write(args.out, points, append=True)
+        n += len(points)
     print(f"ipc_jsonl: {n} records appended to {args.out}")
 
 
