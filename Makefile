@@ -54,6 +54,7 @@
 #   make ipc-point  chosen points of the IPC benchmark alone on the 4-hart RTL (IPC_POINTS=variant:work:conc,...;
 #                   PROFILE=1 [IPC_PROFILE_POINT=one of them]: every hart profiled in the points' windows, build/bench/point-*.{txt,prof,log})
 #   make bitstream  FPGA flow (hw/fpga): everything up to Vivado, then Vivado where installed
+#                   (DESIGN=minimal: PS, SoC, DDR and UART only, no licensed Ethernet MAC)
 #   make flash      FLASH=sd|jtag: put bitstream and the network system's image on the board
 #                   (IMAGE=file: that image instead; hw/fpga/README.md)
 #   make deps       install toolchains and packages for everything (deps-sw and deps-hw; idempotent)

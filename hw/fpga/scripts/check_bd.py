@@ -2,14 +2,16 @@
 """Check the Vivado flow without Vivado: run build.tcl under the stub Vivado (vivado_stub.tcl),
 then compare the recorded block design with the shared constants and the RTL wrapper.
 
-  check_bd.py --gen GEN_DIR --work WORK_DIR --platform platform.toml --board board.toml
+  check_bd.py --gen GEN_DIR --work WORK_DIR --platform platform.toml --board board.toml [--design D]
 
 GEN_DIR is what the Makefile generated for Vivado (platform.tcl, board.tcl, sources.f,
 rocket_soc.v). The stub already fails on unknown cells, pins, interfaces, CONFIG keys, address
 overlaps, unconnected required pins, multiply-driven nets and XDC ports that do not exist. This
 script adds what needs the constants from platform.toml/board.toml, read here independently of
 the generated Tcl: the address map, the interrupt order, the clock frequencies, the reset
-wiring, the DRAM remap in the wrapper. Exit status 1 and one line per problem on failure.
+wiring, the DRAM remap in the wrapper. --design names the block design (tcl/designs.tcl; default
+net, the one with the Ethernet; minimal has no DMA, Ethernet or oscillator clocks, and the check
+requires their absence). Exit status 1 and one line per problem on failure.
 """
 import argparse
 import json
@@ -32,11 +34,16 @@ IRQ_SOURCES = {
     "dma_tx": "dma/mm2s_introut",
     "dma_rx": "dma/s2mm_introut",
 }
+# What each design has (tcl/designs.tcl): the Ethernet brings the DMA, the MAC and clk_eth.
+DESIGNS = ("net", "minimal")
+ETHERNET_CELLS = ("dma", "eth", "dma_ic", "clk_eth")
 UART16550_REG_OFFSET = 0x1000   # PG143: the 16550 registers sit at +0x1000 of the AXI block
 
 
 def module_catalog(wrapper):
-    """Tcl describing rocket_soc for the stub, parsed from the generated wrapper's attributes."""
+    """Tcl describing rocket_soc for the stub, parsed from the generated wrapper's attributes.
+    Slave interfaces are optional: Vivado ties an unconnected one's inputs to 0 (BD 41-759), an
+    idle port; check() requires S_AXI_DMA where the design has a DMA."""
     ports = soc_ports.parse(wrapper, "rocket_soc")
     pins, intfs, seen = [], [], {}
     for p in ports:
@@ -49,7 +56,7 @@ def module_catalog(wrapper):
         else:
             pins += [p.name, "I!" if p.direction == "input" else "O"]
     for name, mode in seen.items():
-        intfs += [name, mode + "!"]
+        intfs += [name, mode + ("!" if mode == "master" else "")]
     spaces = [n for n, m in seen.items() if m == "master"]
     segs = []
     for n, m in seen.items():
@@ -60,14 +67,14 @@ def module_catalog(wrapper):
             f"    spaces {{{' '.join(spaces)}}}\n    segs   {{{' '.join(segs)}}}\n    config {{}}\n}}\n")
 
 
-def run_stub(gen, work, env_extra):
+def run_stub(gen, work, env_extra, design="net"):
     os.makedirs(work, exist_ok=True)
     modules = os.path.join(work, "modules.tcl")
     with open(modules, "w") as f:
         f.write(module_catalog(os.path.join(gen, "rocket_soc.v")))
     log = os.path.join(work, "stub-log.jsonl")
     cmd = ["tclsh", os.path.join(HERE, "vivado_stub.tcl"), os.path.join(HERE, "ipcatalog.tcl"), modules, log,
-           os.path.join(FPGA, "tcl", "build.tcl"), gen, os.path.join(work, "out")]
+           os.path.join(FPGA, "tcl", "build.tcl"), gen, os.path.join(work, "out"), design]
     env = dict(os.environ, **env_extra)
     r = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if r.returncode != 0:
@@ -77,8 +84,9 @@ def run_stub(gen, work, env_extra):
         return [json.loads(line) for line in f]
 
 
-def check(records, platform, board, wrapper):
+def check(records, platform, board, wrapper, design="net"):
     errors = []
+    ethernet = design == "net"
     mm, ps, irq, clock = platform["memmap"], board["ps"], platform["irq"], platform["clock"]
     cells = {r["name"]: r for r in records if r["kind"] == "cell"}
     cfg = {n: dict(zip(c["config"][::2], c["config"][1::2])) for n, c in cells.items()}
@@ -97,14 +105,19 @@ def check(records, platform, board, wrapper):
     # Address map: exactly these assignments, at the constants' values.
     expect = {
         ("rocket/M_AXI_MMIO", "uart/S_AXI"): mm["axi_uart"],
-        ("rocket/M_AXI_MMIO", "dma/S_AXI_LITE"): mm["dma"],
-        ("rocket/M_AXI_MMIO", "eth/s_axi"): mm["ethernet"],
         ("rocket/M_AXI_MEM", "ps/SAXIGP2"): ps["ddr_low"],
         ("ps/Data", "reset_gpio/S_AXI"): ps["reset_gpio"],
         ("ps/Data", "console_tap/S_AXI"): ps["console_tap"],
     }
-    for space in ("dma/Data_SG", "dma/Data_MM2S", "dma/Data_S2MM"):
-        expect[(space, "rocket/S_AXI_DMA")] = mm["dma_port"]
+    if ethernet:
+        expect[("rocket/M_AXI_MMIO", "dma/S_AXI_LITE")] = mm["dma"]
+        expect[("rocket/M_AXI_MMIO", "eth/s_axi")] = mm["ethernet"]
+        for space in ("dma/Data_SG", "dma/Data_MM2S", "dma/Data_S2MM"):
+            expect[(space, "rocket/S_AXI_DMA")] = mm["dma_port"]
+    else:
+        for cell in ETHERNET_CELLS:
+            if cell in cells:
+                errors.append(f"design {design}: has cell {cell}, which only the net design may have")
     got = {}
     for r in records:
         if r["kind"] == "addr":
@@ -138,6 +151,8 @@ def check(records, platform, board, wrapper):
     same_net("irq_concat/dout", "rocket/interrupts", "interrupts")
     used = set()
     for name, pin in IRQ_SOURCES.items():
+        if not ethernet and name != "uart":
+            continue
         line = irq[name] - 1
         used.add(line)
         same_net(pin, f"irq_concat/In{line}", f"PLIC source {irq[name]} ({name})")
@@ -150,22 +165,28 @@ def check(records, platform, board, wrapper):
     def mhz(hz):
         return f"{hz / 1e6:.3f}"
     checks = [("clk_fabric", "CLKOUT1_REQUESTED_OUT_FREQ", mhz(clock["core_hz"])),
-              ("clk_eth", "PRIM_IN_FREQ", mhz(board["pl"]["osc_hz"])),
-              ("clk_eth", "CLKOUT1_REQUESTED_OUT_FREQ", mhz(board["pl"]["idelay_ref_hz"])),
-              ("clk_eth", "CLKOUT2_REQUESTED_OUT_FREQ", mhz(board["pl"]["gtx_hz"])),
               ("console_tap", "C_BAUDRATE", str(clock["uart_baud"])),
-              ("rst_rocket", "C_AUX_RESET_HIGH", "0"),
-              ("eth", "PHY_TYPE", "RGMII")]
+              ("rst_rocket", "C_AUX_RESET_HIGH", "0")]
+    if ethernet:
+        checks += [("clk_eth", "PRIM_IN_FREQ", mhz(board["pl"]["osc_hz"])),
+                   ("clk_eth", "CLKOUT1_REQUESTED_OUT_FREQ", mhz(board["pl"]["idelay_ref_hz"])),
+                   ("clk_eth", "CLKOUT2_REQUESTED_OUT_FREQ", mhz(board["pl"]["gtx_hz"])),
+                   ("eth", "PHY_TYPE", "RGMII")]
     for cell, key, want in checks:
         have = cfg.get(cell, {}).get(key)
         if have != want:
             errors.append(f"{cell} CONFIG.{key} is {have}, expected {want}")
     if clock["uart_hz"] != clock["core_hz"]:
         errors.append("clock.uart_hz differs from clock.core_hz, but the UART is clocked by the fabric clock")
-    for pin in ("rocket/clock", "uart/s_axi_aclk", "ps/saxihp0_fpd_aclk", "ps/maxihpm0_fpd_aclk", "eth/axis_clk"):
+    for pin in ("rocket/clock", "uart/s_axi_aclk", "ps/saxihp0_fpd_aclk", "ps/maxihpm0_fpd_aclk"):
         same_net("clk_fabric/clk_out1", pin, "fabric clock")
-    same_net("clk_eth/clk_out1", "eth/ref_clk", "IDELAY reference clock")
-    same_net("clk_eth/clk_out2", "eth/gtx_clk", "GTX clock")
+    if ethernet:
+        same_net("clk_fabric/clk_out1", "eth/axis_clk", "fabric clock")
+        same_net("clk_eth/clk_out1", "eth/ref_clk", "IDELAY reference clock")
+        same_net("clk_eth/clk_out2", "eth/gtx_clk", "GTX clock")
+        intf_peers = {(r["a"], r["b"]) for r in records if r["kind"] == "intfnet"}
+        if not intf_peers & {("intf:dma_ic/M00_AXI", "intf:rocket/S_AXI_DMA"), ("intf:rocket/S_AXI_DMA", "intf:dma_ic/M00_AXI")}:
+            errors.append("DMA: rocket/S_AXI_DMA is not connected to dma_ic/M00_AXI")
 
     # Resets: the cores only run when the PS sets the GPIO run bit; the GPIO powers up at 0.
     same_net("rst_rocket/peripheral_reset", "rocket/reset", "RISC-V reset")
@@ -244,12 +265,16 @@ def main():
     ap.add_argument("--platform", required=True)
     ap.add_argument("--board", required=True)
     ap.add_argument("--dtb", help="the board's device tree (board_dts.py output) to compare with the design")
+    ap.add_argument("--design", choices=DESIGNS, default="net", help="block design (tcl/designs.tcl)")
     args = ap.parse_args()
-    records = run_stub(args.gen, args.work, {})
+    if args.dtb and args.design != "net":
+        # The SoC's tree names the DMA and Ethernet whatever the design; only net has them.
+        ap.error("--dtb compares the DMA and Ethernet nodes, which only the net design has")
+    records = run_stub(args.gen, args.work, {}, args.design)
     if records is None:
         sys.exit("check_bd: the flow failed under the Vivado stub (message above)")
     errors = check(records, soc_ports.load_platform(args.platform), soc_ports.load_platform(args.board),
-                   os.path.join(args.gen, "rocket_soc.v"))
+                   os.path.join(args.gen, "rocket_soc.v"), args.design)
     if args.dtb:
         errors += check_dtb(records, args.dtb)
     for e in errors:
@@ -257,7 +282,7 @@ def main():
     if errors:
         sys.exit(1)
     n = {k: sum(1 for r in records if r["kind"] == k) for k in ("cell", "net", "intfnet", "addr", "xdc")}
-    print(f"check_bd: ok ({n['cell']} cells, {n['net']} nets, {n['intfnet']} interface nets, "
+    print(f"check_bd: ok, design {args.design} ({n['cell']} cells, {n['net']} nets, {n['intfnet']} interface nets, "
           f"{n['addr']} address assignments, {n['xdc']} XDC properties{', DTB' if args.dtb else ''}) in {args.gen}")
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write manifest.json for a published bitstream folder (bitstreams/<config>/).
 
-  manifest.py --repo REPO --config CONFIG --vivado-version-file F --inputs-hash F DIR
+  manifest.py --repo REPO --config CONFIG --vivado-version-file F --inputs-hash F [--design D] DIR
 
 Records what is needed to tell where the files came from and whether they are intact: the git
 revision (and whether the tree had uncommitted changes), the SoC configuration, the Vivado
@@ -27,6 +27,7 @@ def main():
     ap.add_argument("--config", required=True)
     ap.add_argument("--vivado-version-file", required=True)
     ap.add_argument("--inputs-hash")
+    ap.add_argument("--design", default="net", help="block design (tcl/designs.tcl)")
     ap.add_argument("dir")
     args = ap.parse_args()
     files = {}
@@ -46,6 +47,7 @@ def main():
             inputs = f.read().strip()
     manifest = {
         "config": args.config,
+        "design": args.design,
         "git_revision": git(args.repo, "rev-parse", "HEAD"),
         "git_dirty": bool(git(args.repo, "status", "--porcelain", "--untracked-files=no")),
         "vivado_version": vivado,

@@ -1,17 +1,24 @@
 # Batch build of the AXU15EG bitstream. Run by hw/fpga/Makefile (target `bitstream`) as
 #
-#   vivado -mode batch -nojournal -log OUT/vivado.log -source hw/fpga/tcl/build.tcl -tclargs GEN_DIR OUT_DIR
+#   vivado -mode batch -nojournal -log OUT/vivado.log -source hw/fpga/tcl/build.tcl -tclargs GEN_DIR OUT_DIR [DESIGN]
 #
+# DESIGN is one of designs.tcl (default net: with the Ethernet; minimal: PS, SoC, DDR, UART).
 # GEN_DIR holds what `make` generated without Vivado: platform.tcl and board.tcl (constants),
 # sources.f (RTL file list: the SoC Verilog and rocket_soc.v). OUT_DIR receives the project,
 # the bitstream, the .xsa and the reports. Any failed step stops the script with an error, and
 # Vivado's exit status is then non-zero.
-if {[llength $argv] != 2} {
-    error "usage: vivado -mode batch -source build.tcl -tclargs GEN_DIR OUT_DIR"
+if {[llength $argv] ni {2 3}} {
+    error "usage: vivado -mode batch -source build.tcl -tclargs GEN_DIR OUT_DIR \[DESIGN\]"
 }
-lassign $argv fpga_gen_dir fpga_out_dir
+lassign $argv fpga_gen_dir fpga_out_dir fpga_design
 set fpga_tcl_dir [file dirname [file normalize [info script]]]
 set fpga_dir [file dirname $fpga_tcl_dir]
+
+source [file join $fpga_tcl_dir designs.tcl]
+if {$fpga_design eq ""} { set fpga_design $fpga_default_design }
+# Fails on an unknown name before Vivado does any work.
+fpga_design_part $fpga_design bd
+puts "fpga: design $fpga_design"
 
 source [file join $fpga_tcl_dir version.tcl]
 fpga_check_vivado_version
@@ -36,7 +43,11 @@ add_files -norecurse [make_wrapper -files $fpga_bd_file -top]
 set_property top ${fpga_bd_name}_wrapper [current_fileset]
 update_compile_order -fileset sources_1
 
-add_files -fileset constrs_1 -norecurse [glob [file join $fpga_dir constraints *.xdc]]
+set fpga_xdc_files {}
+foreach fpga_xdc [fpga_design_part $fpga_design xdc] {
+    lappend fpga_xdc_files [file join $fpga_dir constraints $fpga_xdc]
+}
+add_files -fileset constrs_1 -norecurse $fpga_xdc_files
 
 # ---- synthesis, implementation, timing, bitstream -------------------------------------------
 fpga_run synth_1 $fpga_jobs

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Check a published bitstream folder: manifest.json lists every file with its SHA-256, and the
-recorded fields are there.   check_manifest.py DIR"""
+recorded fields are there, the design among them.   check_manifest.py DIR [DESIGN]"""
 import hashlib
 import json
 import os
@@ -9,7 +9,10 @@ import sys
 d = sys.argv[1]
 with open(os.path.join(d, "manifest.json")) as f:
     m = json.load(f)
-errors = [f"manifest lacks '{k}'" for k in ("config", "git_revision", "git_dirty", "vivado_version", "sha256") if k not in m]
+want_design = sys.argv[2] if len(sys.argv) > 2 else "net"
+errors = [f"manifest lacks '{k}'" for k in ("config", "design", "git_revision", "git_dirty", "vivado_version", "sha256") if k not in m]
+if m.get("design", want_design) != want_design:
+    errors.append(f"manifest says design {m['design']}, expected {want_design}")
 on_disk = {os.path.relpath(os.path.join(r, n), d) for r, _, ns in os.walk(d) for n in ns} - {"manifest.json"}
 if set(m.get("sha256", {})) != on_disk:
     errors.append(f"manifest lists {sorted(m.get('sha256', {}))}, folder holds {sorted(on_disk)}")

@@ -88,5 +88,12 @@ expect_fail dtb-vs-design python3 "$fpga/scripts/check_bd.py" --gen "$work/gen" 
 sed 's/^dram_window = { base = 0x1000_0000/dram_window = { base = 0x1800_0000/' "$board" > "$work/board-loader.toml"
 expect_fail loader-window python3 "$fpga/tests/test_loader.py" "$work/rvload-host" "$work/board-loader.toml" "$work/loader-bad"
 
+# 13. The minimal design with an Ethernet part left in (its clock wizard, no licence needed for
+# it, but the design must have nothing of the Ethernet).
+t=$(tree minimal); sed -i 's/bd  {util ps clocks resets soc mmio ps_ctrl irq addr}/bd  {util ps clocks resets soc mmio eth_clocks ps_ctrl irq addr}/' "$t/tcl/designs.tcl"
+sed -i 's/xdc {pins.xdc}$/xdc {pins.xdc eth_pins.xdc}/' "$t/tcl/designs.tcl"
+sed -i '/KSZ9031RNX PHY/,$d' "$t/constraints/eth_pins.xdc"
+expect_fail minimal-with-eth-clock python3 "$t/scripts/check_bd.py" --gen "$work/gen" --work "$work/minimal.work" --platform "$platform" --board "$board" --design minimal
+
 echo "selftest: $caught broken inputs caught, $missed missed"
 [ "$missed" -eq 0 ]

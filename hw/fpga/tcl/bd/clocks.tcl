@@ -1,9 +1,7 @@
-# Two clock domains from two sources:
-#  * clk_fabric: PS pl_clk0 (IOPLL-derived, not exactly 100 MHz on every PS setting) cleaned up
-#    by an MMCM to clock.core_hz. Rocket, its AXI ports, the peripherals and the PS AXI ports run
-#    on it, so no AXI path crosses clocks.
-#  * clk_eth: the board's 200 MHz oscillator (independent of the PS) to the IDELAYCTRL reference
-#    and the RGMII GTX clock, which need tighter jitter than the PS PLL output gives.
+# The fabric clock, clk_fabric: PS pl_clk0 (IOPLL-derived, not exactly 100 MHz on every PS
+# setting) cleaned up by an MMCM to clock.core_hz. Rocket, its AXI ports, the peripherals and
+# the PS AXI ports run on it, so no AXI path crosses clocks. The Ethernet's own clocks are in
+# eth_clocks.tcl (only the net design has them).
 
 fpga_ip_cell clk_wiz clk_fabric [list \
     PRIM_SOURCE                {No_buffer} \
@@ -16,22 +14,6 @@ fpga_ip_cell clk_wiz clk_fabric [list \
 # pl_clk0 already sits on a BUFG_PS: No_buffer keeps the wizard from adding an input buffer.
 fpga_net ps/pl_clk0 clk_fabric/clk_in1
 fpga_net ps/pl_resetn0 clk_fabric/resetn
-
-create_bd_intf_port -mode Slave -vlnv xilinx.com:interface:diff_clock_rtl:1.0 sys_clk_200
-set_property CONFIG.FREQ_HZ [expr {$platform(pl.osc_hz)}] [get_bd_intf_ports sys_clk_200]
-
-fpga_ip_cell clk_wiz clk_eth [list \
-    PRIM_SOURCE                {Differential_clock_capable_pin} \
-    PRIM_IN_FREQ               [fpga_mhz $platform(pl.osc_hz)] \
-    CLKOUT1_REQUESTED_OUT_FREQ [fpga_mhz $platform(pl.idelay_ref_hz)] \
-    CLKOUT2_USED               {true} \
-    CLKOUT2_REQUESTED_OUT_FREQ [fpga_mhz $platform(pl.gtx_hz)] \
-    USE_LOCKED                 {true} \
-    USE_RESET                  {true} \
-    RESET_TYPE                 {ACTIVE_LOW} \
-]
-connect_bd_intf_net [get_bd_intf_ports sys_clk_200] [get_bd_intf_pins clk_eth/CLK_IN1_D]
-fpga_net ps/pl_resetn0 clk_eth/resetn
 
 # The PS AXI ports are clocked from the fabric clock (see above).
 fpga_net clk_fabric/clk_out1 ps/maxihpm0_fpd_aclk ps/saxihp0_fpd_aclk

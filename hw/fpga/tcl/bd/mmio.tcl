@@ -1,5 +1,6 @@
-# Rocket's MMIO port (memmap.mmio_port) fans out to the PL peripherals. Addresses: addr.tcl.
-fpga_ip_cell smartconn mmio_ic {NUM_SI {1} NUM_MI {3}}
+# Rocket's MMIO port (memmap.mmio_port) fans out to the PL peripherals: M00 the UART, and in a
+# design with the Ethernet M01 its DMA and M02 the MAC (ethernet.tcl). Addresses: addr.tcl.
+fpga_ip_cell smartconn mmio_ic [list NUM_SI 1 NUM_MI [expr {[fpga_has_ethernet] ? 3 : 1}]]
 fpga_net clk_fabric/clk_out1 mmio_ic/aclk
 fpga_net rst_fabric/interconnect_aresetn mmio_ic/aresetn
 connect_bd_intf_net [get_bd_intf_pins rocket/M_AXI_MMIO] [get_bd_intf_pins mmio_ic/S00_AXI]
