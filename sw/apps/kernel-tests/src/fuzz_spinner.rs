@@ -8,11 +8,13 @@
 //! ours, used in turn; the spinner's current space is the only one it can run in that maps
 //! one (every race moves it to a space that maps none), so the count says whether user code
 //! still runs in that VSpace. A race step (`race`) builds a fresh space for the spinner
-//! (`home`), asks the signalling witness for Signals at random delays, and meanwhile replaces
-//! or deletes the space in one of several ways; once the spinner is off it, the count may grow
-//! by at most one (the spinner may be between its Wait's return and its store), whatever the
-//! timing. The
-//! kernel's own checker adds that no hart's `satp` names anything but a live VSpace root.
+//! (`home`), asks the signalling witness for a stream of Signals that covers the move (so the
+//! spinner keeps trapping into its Wait while the move holds the lock, with a Signal queued
+//! behind it), and meanwhile replaces or deletes the space in one of several ways. Once the
+//! move has returned, the race sets a flag in the old data page: the spinner counts, in a
+//! second word, every Wait return that sees it, and that count must stay zero (a kernel that
+//! resumes it in the old space after the move shows it at its first delivery). The kernel's own
+//! checker adds that no hart's `satp` names anything but a live VSpace root.
 //!
 //! The spinner's TCB is out of the random steps' reach (they could move it back into an old
 //! space of its, which would make the count legitimately grow); its space, notification and
@@ -24,8 +26,9 @@ use userlib::invoke::rights;
 use userlib::tcb::UserContext;
 use userlib::{cnode, syscall, tcb, untyped, vspace};
 
-// The spinner: a0 the notification, a1 its counter's address. Wait, count, Wait again: only
-// registers and the counter, so its VSpace needs nothing but the two pages.
+// The spinner: a0 the notification, a1 its data page (`COUNT`, `MOVED`, `RAN_AFTER_MOVE`
+// words). Wait, count (and count a run after the move if the flag is set), Wait again: only
+// registers and its data page, so its VSpace needs nothing but the two pages.
 core::arch::global_asm!(
     ".pushsection .text.kt_fuzz_spinner, \"ax\"",
     ".balign 4096",
@@ -36,14 +39,27 @@ core::arch::global_asm!(
     "1: mv a0, s1",
     "   li a7, {recv}",
     "   ecall",
-    "   ld t0, 0(s2)",
+    "   ld t1, {moved}(s2)",
+    "   beqz t1, 2f",
+    "   ld t0, {after}(s2)",
+    "   addi t0, t0, 1",
+    "   sd t0, {after}(s2)",
+    "2: ld t0, 0(s2)",
     "   addi t0, t0, 1",
     "   sd t0, 0(s2)",
     "   j 1b",
     ".balign 4096",
     ".popsection",
     recv = const abi::syscall::RECV,
+    moved = const MOVED_FLAG * 8,
+    after = const RAN_AFTER_MOVE * 8,
 );
+
+/// Words of the spinner's data page: its count of Wait returns, the flag the race sets once
+/// the move has returned, and its count of Wait returns that saw the flag.
+const COUNT: usize = 0;
+const MOVED_FLAG: usize = 1;
+const RAN_AFTER_MOVE: usize = 2;
 
 extern "C" {
     fn kt_fuzz_spinner() -> !;
@@ -108,12 +124,17 @@ fn delay(cycles: usize) {
     }
 }
 
-/// Signals per race: the first at a random delay, the rest at a random gap, so that one of
-/// them lands while the move holds the lock, behind the spinner's Wait.
-const SIGNALS: usize = 4;
+/// Signals per race: a stream from a random delay on, at random gaps of about one Wait's
+/// round (a spin delivered, the count, the next trap), that covers the move (on the RTL a
+/// SetSpace holds the lock ~10 k cycles): the spinner keeps trapping into its Wait, so one of
+/// those traps waits for the lock behind the move with a Signal queued behind it.
+const SIGNALS: usize = 24;
+const GAP_MIN: usize = 300;
+const GAP_SPAN: usize = 2_700;
 
 /// The signalling witness's part, between its rounds: serve a new request with `SIGNALS`
-/// Signals (non-blocking sends: the slot may hold anything by now).
+/// Signals (non-blocking sends: the slot may hold anything by now), the gaps drawn from the
+/// request's seed.
 pub fn serve_signal_request(last: &mut usize) {
     let req = SIGNAL_REQUEST.load(SeqCst);
     if req == *last {
@@ -122,9 +143,11 @@ pub fn serve_signal_request(last: &mut usize) {
     *last = req;
     let d = SIGNAL_DELAYS.load(SeqCst);
     delay(d & 0xf_ffff);
+    let mut x = d as u64;
     for k in 0..SIGNALS {
         if k > 0 {
-            delay(d >> 20);
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            delay(GAP_MIN + (x >> 33) as usize % GAP_SPAN);
         }
         syscall::nb_send(SPIN_NTFN, abi::MessageInfo::default(), [0; 4]);
     }
@@ -136,9 +159,14 @@ pub fn pending_request() -> usize {
     SIGNAL_REQUEST.load(SeqCst)
 }
 
+/// Word `k` of the spinner's current data page (our mapping of it).
+fn word(k: usize) -> *mut usize {
+    (DATA_VA[CURRENT.load(SeqCst)].load(SeqCst) + k * 8) as *mut usize
+}
+
 fn count_now() -> usize {
     // SAFETY: our mapping of a data frame, read-write for good.
-    unsafe { core::ptr::read_volatile(DATA_VA[CURRENT.load(SeqCst)].load(SeqCst) as *const usize) }
+    unsafe { core::ptr::read_volatile(word(COUNT)) }
 }
 
 /// Ok or the step gives up (the pool changed under it: not a finding).
@@ -178,8 +206,10 @@ fn home(code_va: usize) -> Option<()> {
     ok(vspace::page_map(SPIN_CODE, SPIN_ROOT, code_va, rights::READ, 0))?;
     ok(vspace::page_map(SPIN_DATA, SPIN_ROOT, SPIN_DATA_VA, rights::READ_WRITE, 0))?;
     CURRENT.store(data, SeqCst);
-    // SAFETY: our mapping of the frame; the spinner, suspended, cannot be counting in it.
-    unsafe { core::ptr::write_volatile(DATA_VA[data].load(SeqCst) as *mut usize, 0) };
+    for k in [COUNT, MOVED_FLAG, RAN_AFTER_MOVE] {
+        // SAFETY: our mapping of the frame; the spinner, suspended, cannot be counting in it.
+        unsafe { core::ptr::write_volatile(word(k), 0) };
+    }
     ok(tcb::set_space(F_SPIN_TCB, F_SPIN_FAULT, f, 64 - crate::t_fuzz::F_BITS, SPIN_ROOT, 0))?;
     let mut ctx = UserContext::default();
     ctx.regs[UserContext::PC] = entry();
@@ -209,9 +239,9 @@ const MOVES: [Move; 5] =
     [Move::ToEmptyRootKept, Move::ToEmptyRootDeleted, Move::ToSandbox, Move::RevokeUntyped, Move::RevokeRoot];
 
 /// One race (the main thread, between its steps): Ok(None) if the spinner could not be given
-/// a space now, Ok(Some(move)) after a race that passed, Err(why) if the spinner ran user code
-/// in a space it had lost.
-pub fn race(next: &mut dyn FnMut(usize) -> usize) -> Result<Option<Move>, (Move, usize, usize)> {
+/// a space now, Ok(Some(move)) after a race that passed, Err((move, count at the move, count
+/// after, Wait returns after the move)) if the spinner ran user code in a space it had lost.
+pub fn race(next: &mut dyn FnMut(usize) -> usize) -> Result<Option<Move>, (Move, usize, usize, usize)> {
     let code_va = entry() & !(PAGE - 1);
     if home(code_va).is_none() {
         HOMELESS.fetch_add(1, SeqCst);
@@ -237,10 +267,10 @@ pub fn race(next: &mut dyn FnMut(usize) -> usize) -> Result<Option<Move>, (Move,
     };
     // The spinner starts and traps into its Wait (it spins for a while, then blocks): reach it
     // anywhere in that.
-    delay(next(20_000));
-    SIGNAL_DELAYS.store(next(16_000) | next(5_000) << 20, SeqCst);
+    delay(next(6_000));
+    SIGNAL_DELAYS.store(next(3_000) | next(1 << 20) << 20, SeqCst);
     let req = SIGNAL_REQUEST.fetch_add(1, SeqCst) + 1;
-    delay(next(4_000));
+    delay(next(6_000));
     let space = |vs| tcb::set_space(F_SPIN_TCB, F_SPIN_FAULT, f, 64 - crate::t_fuzz::F_BITS, vs, 0).is_ok();
     let moved = ready
         && match mv {
@@ -253,18 +283,24 @@ pub fn race(next: &mut dyn FnMut(usize) -> usize) -> Result<Option<Move>, (Move,
             Move::RevokeRoot => cnode::revoke(f, SPIN_ROOT, DEPTH).is_ok(),
         };
     // What the spinner counted by the end of the move; the witness's Signals then land, and a
-    // spinner still in the old space would count them.
+    // spinner still in the old space would count them, and count them as runs after the move.
     let at_move = count_now();
+    if moved {
+        // SAFETY: our mapping of the data frame.
+        unsafe { core::ptr::write_volatile(word(MOVED_FLAG), 1) };
+    }
     let t0 = rdcycle();
     while SIGNAL_DONE.load(SeqCst) < req && rdcycle().wrapping_sub(t0) < 2_000_000 {
         core::hint::spin_loop();
     }
     delay(30_000);
     let after = count_now();
+    // SAFETY: our mapping of the data frame.
+    let ran_after_move = unsafe { core::ptr::read_volatile(word(RAN_AFTER_MOVE)) };
     if moved {
         MOVED.fetch_add(1, SeqCst);
-        if after > at_move + 1 {
-            return Err((mv, at_move, after));
+        if after > at_move + 1 || ran_after_move > 0 {
+            return Err((mv, at_move, after, ran_after_move));
         }
     }
     Ok(Some(mv))

@@ -557,15 +557,16 @@ extern "C" fn main_thread(_: usize) -> ! {
         match ring.as_mut() {
             _ if spin_race => {
                 before(&Op { label: SPIN_RACE_LABEL, ..Op::default() });
-                if let Err((how, at_move, after)) = crate::fuzz_spinner::race(&mut |n| r.below(n)) {
+                if let Err((how, at_move, after, ran_after)) = crate::fuzz_spinner::race(&mut |n| r.below(n)) {
                     println!("");
                     println!(
-                        "[ktest] fuzz: seed {} main step {}: the spinner ran user code in the VSpace it had lost ({:?}): its count went from {} at the move to {}",
+                        "[ktest] fuzz: seed {} main step {}: the spinner ran user code in the VSpace it had lost ({:?}): its count went from {} at the move to {}, {} Wait returns there after the move had returned",
                         seed(),
                         i,
                         how,
                         at_move,
-                        after
+                        after,
+                        ran_after
                     );
                     sset(S_VERDICT, 5);
                     park_here()
