@@ -37,10 +37,7 @@ impl ListLock {
 
     /// [`ListLock::with`] if the lock is free now, else `None` without waiting.
     pub fn try_with<R>(&self, f: impl FnOnce(&mut WaitList) -> R) -> Option<R> {
-        self.held
-            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
-            .then(|| self.run(f))
+        self.held.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok().then(|| self.run(f))
     }
 
     fn run<R>(&self, f: impl FnOnce(&mut WaitList) -> R) -> R {
