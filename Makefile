@@ -446,10 +446,10 @@ test-host: test-loom | $(DEPS_ALL)
 	python3 -m unittest discover -s scripts -p 'test_*.py'
 	CARGO_TARGET_DIR=$(BUILD)/cargo-loadgen $(CARGO) test --manifest-path tools/loadgen/Cargo.toml --locked
 
-# The ring and wake-up protocol model-checked with loom (every interleaving of the modelled
+# The ring and wake-up protocol, and the blocking primitives' hand-off, model-checked with loom (every interleaving of the modelled
 # races); its own target dir, since --cfg loom changes every crate's build.
 test-loom: | $(DEPS_SW)
-	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(BUILD)/cargo-loom $(CARGO) test $(CARGO_FLAGS) --release -p aring
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(BUILD)/cargo-loom $(CARGO) test $(CARGO_FLAGS) --release -p aring -p tasksync
 
 # FP instructions in the kernel only in its two routines that move user threads' F/D registers.
 test-nofp: sw | $(DEPS_HW)

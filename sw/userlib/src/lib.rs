@@ -14,6 +14,7 @@ pub mod irq;
 pub mod notification;
 pub mod process;
 pub mod rt;
+pub mod sync;
 pub mod syscall;
 pub mod task;
 pub mod tcb;

@@ -45,6 +45,7 @@ mod t_preempt;
 mod t_process;
 #[cfg(target_arch = "riscv64")]
 mod t_stale_space;
+mod t_sync;
 #[cfg(target_arch = "riscv64")]
 mod t_tcb;
 #[cfg(target_arch = "riscv64")]
@@ -191,6 +192,9 @@ mod rt {
         ("timer_deadline_follows_the_thread", crate::t_timer::deadline_follows_the_thread),
         ("timer_deadlines_on_every_hart", crate::t_timer::deadlines_on_every_hart),
         ("timer_many_deadlines_one_hart", crate::t_timer::many_deadlines_one_hart),
+        ("sync_mutex_every_hart", crate::t_sync::mutex_every_hart),
+        ("sync_semaphore_token_ring", crate::t_sync::semaphore_token_ring),
+        ("sync_condvar_turns", crate::t_sync::condvar_turns),
         ("stale_space_spin_wait_vspace_replaced", crate::t_stale_space::spin_wait_vspace_replaced),
         ("stale_space_idle_hart_leaves_freed_root", crate::t_stale_space::idle_hart_leaves_freed_root),
         ("preempt_long_retype", crate::t_preempt::long_retype),

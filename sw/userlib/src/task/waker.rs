@@ -55,6 +55,12 @@ pub unsafe fn wake_local(w: Waker) {
     }
 }
 
+/// The header of the task `w` wakes, if it is one of our task wakers.
+pub(crate) fn task_header(w: &Waker) -> Option<&'static Header> {
+    // SAFETY: a task waker's data is a Header in a 'static executor's slot.
+    core::ptr::eq(w.vtable(), &TASK_VTABLE).then(|| unsafe { &*(w.data() as *const Header) })
+}
+
 /// A waker for `hdr` that does not own a reference: valid only while the caller holds one, and
 /// never to be dropped (wrap it in `ManuallyDrop`; `clone` makes an owning one).
 pub(crate) fn borrowed_task_waker(hdr: &Header) -> Waker {
