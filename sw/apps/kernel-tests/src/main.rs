@@ -45,6 +45,7 @@ mod t_preempt;
 mod t_process;
 #[cfg(target_arch = "riscv64")]
 mod t_stale_space;
+#[cfg(target_arch = "riscv64")]
 mod t_sync;
 #[cfg(target_arch = "riscv64")]
 mod t_tcb;
